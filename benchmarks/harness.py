@@ -1,0 +1,123 @@
+"""Shared pieces of the benchmarks: timing, result tables, and baselines run in their own
+virtualenvs (PFIO 2.10 and pfio share the import name ``pfio``, so PFIO 2.10 runs in
+``benchmarks/.venvs/pfio210`` as a subprocess).
+
+Every benchmark script defines ``run(quick: bool) -> list[Row]`` and can be run alone
+(``python benchmarks/bench_x.py``) or by ``benchmarks/run.py`` with the others.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+VENVS = HERE / ".venvs"
+
+#: packages of each baseline virtualenv
+BASELINES: dict[str, list[str]] = {
+    "pfio210": ["pfio==2.10.0", "boto3", "numpy"],
+    "s3fs": ["s3fs", "boto3"],
+}
+
+
+@dataclass
+class Row:
+    """One line of a result table: a figure, its baseline and their ratio against a target.
+
+    ``higher_is_better`` says which way the ratio must go: for a rate (items/s) the ratio
+    is ours / baseline and must be >= ``target``; for a cost (seconds) it is ours / baseline
+    and must be <= ``target``.
+    """
+
+    benchmark: str
+    metric: str
+    ours: float
+    baseline_name: str
+    baseline: float
+    target: float
+    higher_is_better: bool = True
+    unit: str = ""
+
+    @property
+    def ratio(self) -> float:
+        return self.ours / self.baseline if self.baseline else float("inf")
+
+    @property
+    def ok(self) -> bool:
+        return self.ratio >= self.target if self.higher_is_better else self.ratio <= self.target
+
+    def as_dict(self) -> dict[str, object]:
+        return {**asdict(self), "ratio": self.ratio, "ok": self.ok}
+
+
+def best_of(fn: Callable[[], object], repeat: int = 3) -> float:
+    """The shortest wall time of ``repeat`` calls of ``fn``, in seconds."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def format_table(rows: list[Row]) -> str:
+    """Render rows as a Markdown table."""
+    lines = [
+        "| benchmark | metric | pfio | baseline | baseline value | ratio | target | ok |",
+        "|---|---|---:|---|---:|---:|---:|---|",
+    ]
+    for r in rows:
+        sign = ">=" if r.higher_is_better else "<="
+        lines.append(
+            f"| {r.benchmark} | {r.metric} | {r.ours:,.3g} {r.unit} | {r.baseline_name} | "
+            f"{r.baseline:,.3g} {r.unit} | {r.ratio:.2f}x | {sign} {r.target}x | "
+            f"{'yes' if r.ok else 'NO'} |"
+        )
+    return "\n".join(lines)
+
+
+def baseline_python(name: str) -> Path:
+    """The interpreter of baseline virtualenv ``name``, created on first use."""
+    venv = VENVS / name
+    python = venv / "bin" / "python"
+    stamp = venv / ".installed"
+    if not stamp.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *BASELINES[name]], check=True)
+        stamp.touch()
+    return python
+
+
+def run_in_baseline(name: str, code: str, env: dict[str, str] | None = None,
+                    timeout: float = 600) -> dict:
+    """Run ``code`` with baseline ``name``'s interpreter; the code prints one JSON object
+    on its last line of output, which is returned."""
+    python = baseline_python(name)
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as script:
+        script.write(textwrap.dedent(code))
+    try:
+        out = subprocess.run(
+            [str(python), script.name], check=True, capture_output=True, text=True,
+            env={**os.environ, **(env or {})}, timeout=timeout, cwd=tempfile.gettempdir(),
+        )
+    except subprocess.CalledProcessError as exc:
+        raise RuntimeError(f"baseline {name} failed:\n{exc.stderr}") from exc
+    finally:
+        os.unlink(script.name)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(run: Callable[[bool], list[Row]]) -> None:
+    """Entry point of a single benchmark script: ``--quick`` for a small run."""
+    quick = "--quick" in sys.argv
+    rows = run(quick)
+    print(format_table(rows))

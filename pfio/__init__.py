@@ -1,0 +1,56 @@
+"""pfio: one URI filesystem for deep-learning IO.
+
+>>> import pfio
+>>> with pfio.from_url("mem://demo/data") as fs:
+...     with fs.open("hello.txt", "w") as f:
+...         _ = f.write("hi")
+...     print(fs.list())
+['hello.txt']
+
+``import pfio`` imports no optional dependency (boto3, torch, cv2, pandas are loaded by the
+parts that need them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._uri import URI, parse_uri
+from .api import from_url, open_url
+from .errors import ArchiveError, MemberNotFoundError
+from .fs.base import FS
+from .fs.stat import FileStat
+from .registry import known_schemes, register_filesystem, unregister_filesystem
+
+__version__ = "3.0.0.dev0"
+
+_LAZY = {
+    "patch_all": "pfio.patches",
+    "unpatch_all": "pfio.patches",
+    "patched": "pfio.patches",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pfio' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = [
+    "FS",
+    "URI",
+    "ArchiveError",
+    "FileStat",
+    "MemberNotFoundError",
+    "from_url",
+    "known_schemes",
+    "open_url",
+    "parse_uri",
+    "register_filesystem",
+    "unregister_filesystem",
+    "__version__",
+]

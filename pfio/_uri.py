@@ -1,0 +1,145 @@
+"""Parsing of the URLs that pfio accepts.
+
+Three forms are understood:
+
+* ``scheme://netloc/path`` (``s3://bucket/key``, ``hdfs://nameservice/dir``, ``mem://store/x``);
+* ``file:///abs/path`` and ``file://localhost/abs/path``;
+* a plain local path, relative or absolute (``data/train``, ``/mnt/data``), which is ``file``.
+
+Unlike :func:`urllib.parse.urlparse`, the path is kept verbatim: ``?`` and ``#`` are legal in
+object keys and are not split off as a query or a fragment.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*$")
+
+#: File name suffixes that :func:`pfio.from_url` opens as containers.
+CONTAINER_SUFFIXES: tuple[tuple[str, str], ...] = (
+    (".zip", "zip"),
+    (".tar", "tar"),
+    (".tar.gz", "tar"),
+    (".tgz", "tar"),
+)
+
+
+@dataclass(frozen=True)
+class URI:
+    """A parsed URL: ``scheme://netloc/path``.
+
+    For local paths ``scheme`` is ``"file"``, ``netloc`` is empty and ``path`` is the path as
+    given (relative paths stay relative).
+    """
+
+    scheme: str
+    netloc: str
+    path: str
+
+    def __str__(self) -> str:
+        if self.scheme == "file" and not self.netloc:
+            return self.path
+        return f"{self.scheme}://{self.netloc}{self._slashed_path()}"
+
+    def _slashed_path(self) -> str:
+        if not self.path or self.path.startswith("/"):
+            return self.path
+        return "/" + self.path
+
+    def with_path(self, path: str) -> URI:
+        """Return the same location with another path."""
+        return URI(self.scheme, self.netloc, path)
+
+
+def parse_uri(url: str) -> URI:
+    """Parse ``url`` into a :class:`URI`.
+
+    Raises:
+        TypeError: ``url`` is not a string or :class:`os.PathLike`.
+        ValueError: the URL is empty, contains a NUL byte, has an invalid scheme, or is a
+            ``file://`` URL naming a remote host.
+    """
+    if not isinstance(url, str):
+        import os
+
+        if isinstance(url, os.PathLike):
+            url = os.fspath(url)
+        if not isinstance(url, str):
+            raise TypeError(f"a URL must be a str or os.PathLike, not {type(url).__name__}")
+    if not url:
+        raise ValueError("malformed URL: the URL is empty")
+    if "\x00" in url:
+        raise ValueError(f"malformed URL {url!r}: it contains a NUL byte")
+
+    head, sep, rest = url.partition("://")
+    if not sep:
+        if url.startswith("file:"):
+            return URI("file", "", _file_path(url, url[len("file:"):]))
+        return URI("file", "", url)
+    if not head:
+        raise ValueError(f"malformed URL {url!r}: the scheme before '://' is empty")
+    if not _SCHEME_RE.match(head):
+        if "/" in head:
+            # "dir/x://y" is a local path that happens to contain "://"
+            return URI("file", "", url)
+        raise ValueError(
+            f"malformed URL {url!r}: scheme {head!r} must start with a letter and contain only "
+            "letters, digits, '+', '-' and '.'"
+        )
+    scheme = head.lower()
+    netloc, slash, path = rest.partition("/")
+    path = slash + path
+    if scheme == "file":
+        if netloc not in ("", "localhost"):
+            raise ValueError(
+                f"malformed URL {url!r}: file:// URLs name local paths; "
+                f"host {netloc!r} is not supported (use file:///abs/path)"
+            )
+        return URI("file", "", _file_path(url, path))
+    return URI(scheme, netloc, path)
+
+
+def _file_path(url: str, path: str) -> str:
+    if not path:
+        raise ValueError(f"malformed URL {url!r}: no path after 'file:'")
+    return path
+
+
+def split_container_path(path: str) -> tuple[str, list[tuple[str, str]], str]:
+    """Split ``path`` at the path components that name containers.
+
+    Returns ``(outer, [(container_path, kind), ...], inner)``: ``outer`` is the directory that
+    holds the first container, each container path is relative to the FS before it, and
+    ``inner`` is what remains inside the last container. ``kind`` is ``"zip"`` or ``"tar"``.
+
+    >>> split_container_path("/data/train.zip/img/1.jpg")
+    ('/data', [('train.zip', 'zip')], 'img/1.jpg')
+    """
+    parts = path.split("/")
+    containers: list[tuple[str, str]] = []
+    start = 0
+    outer: str | None = None
+    for i, part in enumerate(parts):
+        kind = container_kind(part)
+        if kind is None:
+            continue
+        if outer is None:
+            outer = "/".join(parts[:i]) if i else ""
+            if not outer and path.startswith("/"):
+                outer = "/"
+        containers.append(("/".join(parts[start:i + 1]) if containers else part, kind))
+        start = i + 1
+    if outer is None:
+        return path, [], ""
+    return outer, containers, "/".join(parts[start:])
+
+
+def container_kind(name: str) -> str | None:
+    """Return ``"zip"`` or ``"tar"`` when ``name`` ends with a container suffix, else None."""
+    lowered = name.lower()
+    for suffix, kind in CONTAINER_SUFFIXES:
+        if lowered.endswith(suffix) and len(lowered) > len(suffix):
+            return kind
+    return None

@@ -1,0 +1,101 @@
+"""``from_url`` and ``open_url``: the entry points from a URL to a filesystem or a file."""
+
+from __future__ import annotations
+
+import posixpath
+from typing import IO, Any
+
+from . import registry
+from ._uri import URI, container_kind, parse_uri, split_container_path
+from .fs.base import FS
+
+
+def from_url(url: str, *, create: bool = False, **options: Any) -> FS:
+    """Return the filesystem at ``url``.
+
+    ``url`` is ``scheme://netloc/path`` (``s3://bucket/prefix``, ``hdfs://ns/dir``,
+    ``mem://store/dir``, ``file:///abs/dir``) or a plain local path. The scheme picks the
+    filesystem class from the registry (see :func:`pfio.register_filesystem`); ``options`` go
+    to its constructor (for example ``endpoint=...`` for S3).
+
+    A path component ending in ``.zip``, ``.tar``, ``.tar.gz`` or ``.tgz`` is opened as a
+    container, so ``from_url("s3://b/train.zip")`` is the zip archive itself and
+    ``from_url("s3://b/train.zip/images")`` its ``images`` directory. Containers nest
+    (``outer.zip/inner.tar``). A directory with such a name is walked into as a directory.
+
+    Args:
+        url: where the filesystem is rooted.
+        create: create the root directory when it is missing (where the backend has
+            directories).
+        options: backend options.
+
+    Raises:
+        ValueError: a malformed URL, or a scheme that no filesystem serves (the message lists
+            the known ones).
+    """
+    uri = parse_uri(url)
+    if create:
+        options["create"] = True
+    outer, containers, _ = split_container_path(uri.path)
+    if not containers:
+        return registry.create(uri, **options)
+    fs, rest = _descend(registry.create(uri.with_path(outer), **options),
+                        uri.path[len(outer):])
+    return fs.subfs(rest) if rest else fs
+
+
+def _descend(fs: FS, path: str) -> tuple[FS, str]:
+    """Open every container named along ``path``; return the innermost FS and what is left
+    of ``path`` inside it."""
+    pending: list[str] = []
+    for part in path.split("/"):
+        if not part:
+            continue
+        kind = container_kind(part)
+        if kind is None:
+            pending.append(part)
+            continue
+        member = "/".join(pending + [part])
+        try:
+            fs = fs.open_zip(member) if kind == "zip" else fs.open_tar(member)
+        except IsADirectoryError:
+            pending.append(part)  # a directory that merely looks like a container
+            continue
+        pending = []
+    return fs, "/".join(pending)
+
+
+def open_url(url: str, mode: str = "r", **kwargs: Any) -> IO[Any]:
+    """Open the file at ``url`` and return the file object (a context manager).
+
+    ``mode`` defaults to text reading (``"r"``), as for builtin ``open`` and PFIO 2.x; use
+    ``"rb"`` for bytes. Other keyword arguments are those of :meth:`FS.open` (``encoding``,
+    ``newline``, ``buffering``, ...). A member of a container is reached through the
+    container's path: ``open_url("s3://b/train.zip/img/0001.jpg", "rb")``.
+
+    Raises:
+        FileNotFoundError: the file does not exist (a missing container member raises an
+            error that is also a ``KeyError``).
+        ValueError: a malformed URL or an unknown scheme.
+    """
+    uri = parse_uri(url)
+    outer, containers, _ = split_container_path(uri.path)
+    if not containers:
+        factory = registry.resolve(uri.scheme)
+        opener = getattr(getattr(factory, "__self__", None), "_open_uri", None)
+        if opener is not None:
+            return opener(uri, mode, **kwargs)
+        parent, name = posixpath.split(uri.path)
+        return factory(uri.with_path(parent)).open(name, mode, **kwargs)
+    fs, rest = _descend(registry.resolve(uri.scheme)(uri.with_path(outer)),
+                        uri.path[len(outer):])
+    if not rest:
+        raise IsADirectoryError(f"{url!r} names a container, not a file in it")
+    try:
+        return fs.open(rest, mode, **kwargs)
+    finally:
+        # a container releases its backing file once the members opened from it are closed
+        fs.close()
+
+
+__all__ = ["from_url", "open_url", "URI"]

@@ -1,0 +1,316 @@
+"""What zip and tar archives have in common: a name index, a backing file, member lifetimes.
+
+An archive is a read-mostly filesystem whose bytes come from one file opened on another
+filesystem (any backend, or a member of another archive). The name index is built once,
+when the archive is opened: ``exists``, ``stat`` and ``isdir`` are dictionary look-ups and
+listing a directory costs the size of that directory.
+
+Member names are normalised: a leading ``/`` and ``..`` components that would climb above
+the archive's top are removed (with a warning), so no name reaches outside the archive.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import logging
+import os
+import posixpath
+import stat as _stat
+import threading
+from collections.abc import Iterator
+from typing import IO, Any
+
+from ..errors import MemberNotFoundError
+from ..fs.base import FS
+from ..fs.modes import Mode
+from ..fs.stat import FileStat
+
+logger = logging.getLogger(__name__)
+
+
+class Entry:
+    """One name in an archive index. Backends attach their own fields in ``info``."""
+
+    __slots__ = ("name", "is_dir", "size", "mtime", "mode", "info")
+
+    def __init__(self, name: str, is_dir: bool, size: int = 0, mtime: float | None = None,
+                 mode: int | None = None, info: Any = None) -> None:
+        self.name = name
+        self.is_dir = is_dir
+        self.size = size
+        self.mtime = mtime
+        if mode is None or not _stat.S_IFMT(mode):
+            perm = (mode or 0) & 0o7777 or (0o755 if is_dir else 0o644)
+            mode = (_stat.S_IFDIR if is_dir else _stat.S_IFREG) | perm
+        self.mode = mode
+        self.info = info
+
+
+class ArchiveIndex:
+    """Names of an archive: ``entries`` maps every file and directory (explicit or implied by
+    a member's path) to its :class:`Entry`; ``children`` maps each directory to its entries."""
+
+    def __init__(self, archive_name: str) -> None:
+        self.archive_name = archive_name
+        self.entries: dict[str, Entry] = {"": Entry("", True)}
+        self.children: dict[str, dict[str, Entry]] = {"": {}}
+
+    def add(self, raw_name: str, is_dir: bool, **fields: Any) -> Entry | None:
+        """Add a member under its normalised name; return the entry (None for the top)."""
+        name = normalize_member_name(raw_name, self.archive_name)
+        if not name:
+            return None
+        entry = Entry(name, is_dir, **fields)
+        previous = self.entries.get(name)
+        if previous is not None and previous.is_dir and is_dir:
+            previous.mtime, previous.mode, previous.info = entry.mtime, entry.mode, entry.info
+            return previous
+        self.entries[name] = entry
+        if is_dir:
+            self.children.setdefault(name, {})
+        parent, base = _split(name)
+        self._ensure_dir(parent)[base] = entry
+        return entry
+
+    def _ensure_dir(self, name: str) -> dict[str, Entry]:
+        children = self.children.get(name)
+        if children is not None:
+            return children
+        children = self.children[name] = {}
+        entry = Entry(name, True)
+        self.entries[name] = entry
+        parent, base = _split(name)
+        self._ensure_dir(parent)[base] = entry
+        return children
+
+
+def _split(name: str) -> tuple[str, str]:
+    parent, _, base = name.rpartition("/")
+    return parent, base
+
+
+def normalize_member_name(raw: str, archive_name: str = "") -> str:
+    """The name of a member as pfio shows it: relative, ``/``-separated, without ``.`` or
+    ``..`` components and without a trailing ``/``."""
+    name = raw.replace("\\", "/") if "\\" in raw and "/" not in raw else raw
+    if name.startswith("./"):
+        name = name[2:]
+    if "//" in name or "/." in name or name.startswith((".", "/")):
+        clean = posixpath.normpath("/" + name).lstrip("/")
+        if clean == ".":
+            clean = ""
+        if _escapes(name):
+            logger.warning("archive %s: member name %r climbs out of the archive; read as %r",
+                           archive_name, raw, clean)
+        name = clean
+    return name.rstrip("/")
+
+
+def _escapes(name: str) -> bool:
+    depth = 0
+    if name.startswith("/"):
+        return True
+    for part in name.split("/"):
+        if part == "..":
+            depth -= 1
+            if depth < 0:
+                return True
+        elif part not in ("", "."):
+            depth += 1
+    return False
+
+
+class ArchiveFS(FS):
+    """Base of :class:`~pfio.containers.zip.Zip` and :class:`~pfio.containers.tar.Tar`.
+
+    Subclasses implement :meth:`_build_index` and :meth:`_open_member` (and, for archives
+    that can be written, :meth:`_open_writer`).
+
+    The backing file is opened lazily in each process (after fork or unpickling it is opened
+    again). ``close`` releases it, but not before every member file opened from the archive
+    is closed. With ``owns_backing_fs`` set (as :func:`pfio.from_url` does), closing the
+    archive closes the filesystem it was opened on too.
+    """
+
+    def __init__(self, backend: FS, file_path: str, mode: str = "r") -> None:
+        super().__init__()
+        if mode not in ("r", "w"):
+            raise ValueError(f"archive mode must be 'r' or 'w', not {mode!r}")
+        self.backend = backend
+        self.file_path = file_path
+        self.mode = mode
+        self.root = ""
+        self.owns_backing_fs = False
+        self._lock = threading.RLock()
+        self._file: IO[bytes] | None = None
+        self._index: ArchiveIndex | None = None
+        self._open_members = 0
+        self._closed = False
+
+    # -- state across processes ---------------------------------------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        if self.mode != "r":
+            raise TypeError(f"an archive open for writing cannot be pickled: {self!r}")
+        state = self.__dict__.copy()
+        state.update(_file=None, _lock=None, _open_members=0)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+        self._pid = os.getpid()
+
+    def _backing(self) -> IO[bytes]:
+        """The backing file of this process, opened on first use."""
+        if self._closed:
+            raise ValueError(f"I/O operation on a closed archive: {self.name}")
+        if self._file is None or self._pid != os.getpid():
+            with self._lock:
+                if self._file is None or self._pid != os.getpid():
+                    self._file = self.backend.open(self.file_path, "rb")
+                    self._pid = os.getpid()
+                    self._open_members = 0
+        return self._file
+
+    @property
+    def index(self) -> ArchiveIndex:
+        """The name index, built on first use."""
+        if self._index is None:
+            with self._lock:
+                if self._index is None:
+                    self._index = self._build_index()
+        return self._index
+
+    @property
+    def name(self) -> str:
+        """A readable name of the archive: its backing filesystem and path."""
+        return self.backend._describe(self.file_path)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, mode={self.mode!r})"
+
+    # -- member lifetimes ---------------------------------------------------------------
+
+    def _member_opened(self) -> None:
+        with self._lock:
+            self._open_members += 1
+
+    def _member_closed(self) -> None:
+        with self._lock:
+            self._open_members -= 1
+            if self._closed and self._open_members <= 0:
+                self._release()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._finish_writing()
+            self._closed = True
+            if self._open_members <= 0:
+                self._release()
+
+    def _release(self) -> None:
+        if self._file is not None and self._pid == os.getpid():
+            self._file.close()
+        self._file = None
+        if self.owns_backing_fs:
+            self.backend.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # -- names --------------------------------------------------------------------------
+
+    def _key(self, path: str) -> str:
+        path = os.fspath(path)
+        joined = f"{self.root}/{path}" if self.root else path
+        return normalize_member_name(joined, self.name) if joined else ""
+
+    def _entry(self, path: str) -> Entry:
+        key = self._key(path)
+        entry = self.index.entries.get(key)
+        if entry is None:
+            raise MemberNotFoundError(self.name, key)
+        return entry
+
+    def stat(self, path: str) -> FileStat:
+        entry = self._entry(path)
+        return self._stat(entry, entry.name)
+
+    def _stat(self, entry: Entry, filename: str) -> FileStat:
+        return FileStat(filename, entry.size, entry.mode, entry.mtime)
+
+    def exists(self, path: str) -> bool:
+        return self._key(path) in self.index.entries
+
+    def isdir(self, path: str) -> bool:
+        entry = self.index.entries.get(self._key(path))
+        return entry is not None and entry.is_dir
+
+    def list(self, path: str = "", recursive: bool = False,
+             detail: bool = False) -> Iterator[Any]:
+        entry = self._entry(path)
+        if not entry.is_dir:
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory",
+                                     f"{self.name}/{entry.name}")
+        yield from self._list(entry.name, "", recursive, detail)
+
+    def _list(self, key: str, prefix: str, recursive: bool, detail: bool) -> Iterator[Any]:
+        for base, child in self.index.children.get(key, {}).items():
+            name = prefix + base
+            if detail:
+                yield self._stat(child, name)
+            else:
+                yield name + "/" if child.is_dir else name
+            if recursive and child.is_dir:
+                yield from self._list(child.name, name + "/", True, detail)
+
+    # -- files --------------------------------------------------------------------------
+
+    def _open_binary(self, path: str, mode: Mode, buffering: int, encoding: str | None,
+                     errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:
+        if mode.kind == "r" and not mode.plus:
+            entry = self._entry(path)
+            if entry.is_dir:
+                raise IsADirectoryError(errno.EISDIR, "is a directory",
+                                        f"{self.name}/{entry.name}")
+            return self._open_member(entry, buffering)
+        if self.mode == "w" and mode.kind in "wx" and not mode.plus:
+            return self._open_writer(self._key(path), mode)
+        raise io.UnsupportedOperation(
+            f"archive {self.name} is open for {'writing' if self.mode == 'w' else 'reading'}; "
+            f"members cannot be opened in mode {mode.binary_mode!r}"
+        )
+
+    def _build_index(self) -> ArchiveIndex:
+        raise NotImplementedError
+
+    def _open_member(self, entry: Entry, buffering: int) -> IO[bytes]:
+        raise NotImplementedError
+
+    def _open_writer(self, key: str, mode: Mode) -> IO[bytes]:
+        raise io.UnsupportedOperation(f"{type(self).__name__} archives cannot be written")
+
+    def _finish_writing(self) -> None:
+        """Write what an archive open for writing still owes (its directory) before close."""
+
+    def _read_only(self, operation: str) -> io.UnsupportedOperation:
+        return io.UnsupportedOperation(f"{operation}: archive {self.name} is read-only")
+
+    def mkdir(self, path: str, mode: int = 0o777, *args: Any, **kwargs: Any) -> None:
+        raise self._read_only("mkdir")
+
+    def makedirs(self, path: str, mode: int = 0o777, exist_ok: bool = False) -> None:
+        if exist_ok and self.isdir(path):
+            return
+        raise self._read_only("makedirs")
+
+    def remove(self, path: str, recursive: bool = False) -> None:
+        raise self._read_only("remove")
+
+    def rename(self, src: str, dst: str) -> None:
+        raise self._read_only("rename")

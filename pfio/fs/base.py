@@ -1,0 +1,322 @@
+"""The filesystem API that every backend and container implements.
+
+A filesystem (``FS``) is rooted somewhere (a local directory, an S3 prefix, a zip file) and
+takes paths relative to that root. Errors are builtin exception classes everywhere:
+``FileNotFoundError``, ``FileExistsError``, ``IsADirectoryError``, ``NotADirectoryError``,
+``PermissionError`` and ``io.UnsupportedOperation``.
+"""
+
+from __future__ import annotations
+
+import abc
+import errno
+import copy
+import fnmatch
+import io
+import os
+import posixpath
+import re
+from collections.abc import Iterator
+from types import TracebackType
+from typing import IO, TYPE_CHECKING, Any
+
+from .modes import Mode, parse_mode
+from .stat import FileStat
+from .writers import text_reader
+
+if TYPE_CHECKING:
+    from ..containers.tar import Tar
+    from ..containers.zip import Zip
+
+
+class FS(abc.ABC):
+    """A filesystem: files and directories under a root.
+
+    Subclasses implement :meth:`_open_binary`, :meth:`list`, :meth:`stat`, :meth:`mkdir`,
+    :meth:`remove` and :meth:`rename`; the rest has working defaults that a backend may
+    override with something faster.
+
+    FS objects are context managers (``close`` on exit), can be pickled, and can be used in
+    a process created by fork, spawn or forkserver: per-process resources (connections, open
+    backing files) are recreated lazily in the new process.
+    """
+
+    #: the URL scheme this filesystem serves
+    scheme: str = ""
+
+    def __init__(self) -> None:
+        self._pid = os.getpid()
+
+    # -- opening files -------------------------------------------------------------------
+
+    def open(
+        self,
+        path: str,
+        mode: str = "rb",
+        buffering: int = -1,
+        encoding: str | None = None,
+        errors: str | None = None,
+        newline: str | None = None,
+        **kwargs: Any,
+    ) -> IO[Any]:
+        """Open the file at ``path``.
+
+        Args:
+            path: path relative to this filesystem's root.
+            mode: as for builtin ``open``: ``"rb"`` (the default), ``"r"`` (text), ``"wb"``,
+                ``"w"``, ``"ab"``, ``"xb"``, ... Which modes work depends on the backend; one
+                it cannot do raises ``io.UnsupportedOperation``.
+            buffering, encoding, errors, newline: as for builtin ``open``.
+            kwargs: backend-specific options.
+
+        Writes are all-or-nothing: the file appears under ``path`` when it is closed, and not
+        at all if the ``with`` block that wrote it raised.
+
+        Raises:
+            FileNotFoundError: reading a missing file.
+            IsADirectoryError: ``path`` is a directory.
+            io.UnsupportedOperation: the backend cannot open files in ``mode``.
+        """
+        parsed = parse_mode(mode)
+        if parsed.binary and (encoding is not None or errors is not None or newline is not None):
+            raise ValueError("binary mode doesn't take an encoding, errors or newline argument")
+        return self._open(path, parsed, buffering, encoding, errors, newline, **kwargs)
+
+    def _open(
+        self,
+        path: str,
+        mode: Mode,
+        buffering: int,
+        encoding: str | None,
+        errors: str | None,
+        newline: str | None,
+        **kwargs: Any,
+    ) -> IO[Any]:
+        binary = self._open_binary(path, mode, buffering, encoding, errors, newline, **kwargs)
+        if mode.binary or isinstance(binary, io.TextIOBase):
+            return binary
+        return text_reader(binary, encoding, errors, newline)
+
+    @abc.abstractmethod
+    def _open_binary(
+        self,
+        path: str,
+        mode: Mode,
+        buffering: int,
+        encoding: str | None,
+        errors: str | None,
+        newline: str | None,
+        **kwargs: Any,
+    ) -> IO[Any]:
+        """Open ``path`` in the binary form of ``mode``.
+
+        A writer may return a text file object itself (see
+        :func:`pfio.fs.writers.atomic_writer`); a binary reader is wrapped for text by
+        :meth:`_open`.
+        """
+
+    # -- inspecting ----------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def list(
+        self, path: str = "", recursive: bool = False, detail: bool = False
+    ) -> Iterator[Any]:
+        """List the directory at ``path``.
+
+        Yields names relative to ``path``; in a non-recursive listing directory names end
+        with ``/`` (as ``ls -F`` shows them). With ``recursive=True`` everything below
+        ``path`` is listed, directories included (with ``/``). With ``detail=True``
+        :class:`FileStat` objects are yielded instead of names, their ``filename`` being the
+        name without the trailing ``/``.
+
+        Raises:
+            FileNotFoundError: ``path`` does not exist.
+            NotADirectoryError: ``path`` is a file.
+        """
+
+    @abc.abstractmethod
+    def stat(self, path: str) -> FileStat:
+        """Return the :class:`FileStat` of ``path``.
+
+        Raises:
+            FileNotFoundError: ``path`` does not exist.
+        """
+
+    def isdir(self, path: str) -> bool:
+        """True when ``path`` is an existing directory."""
+        try:
+            return self.stat(path).isdir()
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+
+    def exists(self, path: str) -> bool:
+        """True when ``path`` exists, as a file or as a directory."""
+        try:
+            self.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        return True
+
+    def glob(self, pattern: str) -> list[str]:
+        """Return the paths (relative to the root) matching ``pattern``, sorted.
+
+        ``*``, ``?`` and ``[...]`` match within one path component (dot files included);
+        ``**`` as a whole component matches any number of directories, none included.
+        Directories are returned without a trailing ``/``.
+        """
+        parts = [p for p in pattern.strip("/").split("/") if p not in ("", ".")]
+        if not parts:
+            return []
+        return sorted(set(self._glob("", parts)))
+
+    def _glob(self, base: str, parts: list[str]) -> Iterator[str]:
+        head, rest = parts[0], parts[1:]
+        if head == "**":
+            yield from self._glob(base, rest) if rest else iter(())
+            for name in self._safe_list(base, recursive=True):
+                if name.endswith("/"):
+                    sub = posixpath.join(base, name.rstrip("/"))
+                    if rest:
+                        yield from self._glob(sub, rest)
+                    else:
+                        yield sub
+                elif not rest:
+                    yield posixpath.join(base, name)
+            return
+        if not _has_magic(head):
+            candidate = posixpath.join(base, head)
+            if not rest:
+                if self.exists(candidate):
+                    yield candidate
+            elif self.isdir(candidate):
+                yield from self._glob(candidate, rest)
+            return
+        matcher = re.compile(fnmatch.translate(head)).match
+        for name in self._safe_list(base):
+            is_dir = name.endswith("/")
+            name = name.rstrip("/")
+            if not matcher(name):
+                continue
+            candidate = posixpath.join(base, name)
+            if not rest:
+                yield candidate
+            elif is_dir:
+                yield from self._glob(candidate, rest)
+
+    def _safe_list(self, path: str, recursive: bool = False) -> Iterator[str]:
+        try:
+            yield from self.list(path, recursive=recursive)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+
+    # -- changing ------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def mkdir(self, path: str, mode: int = 0o777) -> None:
+        """Create the directory ``path``; its parent must exist.
+
+        Raises:
+            FileExistsError: ``path`` exists.
+            FileNotFoundError: the parent directory does not exist.
+        """
+
+    def makedirs(self, path: str, mode: int = 0o777, exist_ok: bool = False) -> None:
+        """Create ``path`` and any missing parent directories.
+
+        Raises:
+            FileExistsError: ``path`` exists and ``exist_ok`` is false, or it is a file.
+        """
+        if self.exists(path):
+            if exist_ok and self.isdir(path):
+                return
+            raise FileExistsError(errno.EEXIST, "file exists", self._describe(path))
+        parent = posixpath.dirname(path.rstrip("/"))
+        if parent and parent != path:
+            self.makedirs(parent, mode, exist_ok=True)
+        try:
+            self.mkdir(path, mode)
+        except FileExistsError:
+            if not (exist_ok and self.isdir(path)):
+                raise
+
+    @abc.abstractmethod
+    def remove(self, path: str, recursive: bool = False) -> None:
+        """Remove the file or directory at ``path``.
+
+        A directory must be empty unless ``recursive`` is true.
+
+        Raises:
+            FileNotFoundError: ``path`` does not exist.
+            OSError: the directory is not empty (``errno.ENOTEMPTY``).
+        """
+
+    @abc.abstractmethod
+    def rename(self, src: str, dst: str) -> None:
+        """Rename ``src`` to ``dst`` (replacing a file at ``dst``).
+
+        Raises:
+            FileNotFoundError: ``src`` does not exist.
+        """
+
+    # -- views and containers ------------------------------------------------------------
+
+    def subfs(self, path: str) -> FS:
+        """A filesystem rooted at ``path`` under this one (a cheap copy; nothing is checked)."""
+        sub = copy.copy(self)
+        sub._set_root(self._join_root(path))
+        return sub
+
+    def _join_root(self, path: str) -> str:
+        return posixpath.join(self._root(), path)
+
+    def _root(self) -> str:
+        return getattr(self, "root", "")
+
+    def _set_root(self, root: str) -> None:
+        self.root = root
+
+    def open_zip(self, path: str, mode: str = "r", **kwargs: Any) -> Zip:
+        """Open the zip archive at ``path`` on this filesystem as a filesystem.
+
+        ``mode`` is ``"r"`` to read or ``"w"`` to create a new archive.
+        """
+        from ..containers.zip import Zip
+
+        return Zip(self, path, mode, **kwargs)
+
+    def open_tar(self, path: str, mode: str = "r", **kwargs: Any) -> Tar:
+        """Open the tar archive at ``path`` (``.tar``, ``.tar.gz``, ``.tgz``) as a filesystem."""
+        from ..containers.tar import Tar
+
+        return Tar(self, path, mode, **kwargs)
+
+    # -- lifetime ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release what this filesystem holds open. Closing twice is harmless."""
+
+    @property
+    def is_forked(self) -> bool:
+        """True in a child process of the one that created this object."""
+        return self._pid != os.getpid()
+
+    def __enter__(self) -> FS:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _describe(self, path: str) -> str:
+        """A readable name of ``path`` (a URL where the scheme is not ``file``), for errors."""
+        root = self._root()
+        joined = posixpath.join(root, path) if root else path
+        return f"{self.scheme}://{joined.lstrip('/')}" if self.scheme not in ("", "file") else joined
+
+
+def _has_magic(part: str) -> bool:
+    return any(c in part for c in "*?[")

@@ -1,0 +1,217 @@
+"""``Local``: the local filesystem (``file://`` URLs and plain paths)."""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import secrets
+import shutil
+from collections.abc import Iterator
+from typing import IO, Any
+
+from .._uri import URI
+from .base import FS
+from .modes import Mode
+from .stat import FileStat
+from .writers import AtomicSink, atomic_writer
+
+_STAT_FIELDS = (
+    ("last_accessed", "st_atime"),
+    ("created", "st_ctime"),
+    ("last_modified_ns", "st_mtime_ns"),
+    ("last_accessed_ns", "st_atime_ns"),
+    ("created_ns", "st_ctime_ns"),
+    ("uid", "st_uid"),
+    ("gid", "st_gid"),
+    ("ino", "st_ino"),
+    ("dev", "st_dev"),
+    ("nlink", "st_nlink"),
+)
+
+
+def local_stat(result: os.stat_result, filename: str) -> FileStat:
+    """A :class:`FileStat` from ``os.stat``: the common fields plus ``last_accessed``,
+    ``created``, the ``*_ns`` times, ``uid``, ``gid``, ``ino``, ``dev`` and ``nlink``."""
+    extra = {name: getattr(result, field) for name, field in _STAT_FIELDS}
+    return FileStat(filename, result.st_size, result.st_mode, result.st_mtime, **extra)
+
+
+class Local(FS):
+    """The local filesystem, rooted at the directory ``cwd``.
+
+    Args:
+        cwd: the root directory; relative paths are taken from the process's working
+            directory at each call. Default: the working directory.
+        create: create ``cwd`` (and its parents) when it does not exist.
+
+    Reads go straight to builtin ``open``. Files opened with ``"w"``/``"x"`` modes are written
+    to a temporary file beside the target and renamed over it on close, so readers never see
+    a partial file and an exception inside the ``with`` block leaves the old file in place.
+    Append and update modes (``"a"``, ``"+"``) write in place.
+
+    Raises:
+        FileNotFoundError: ``cwd`` does not exist and ``create`` is false.
+        NotADirectoryError: ``cwd`` is a file.
+    """
+
+    scheme = "file"
+
+    def __init__(self, cwd: str | os.PathLike[str] | None = None, create: bool = False,
+                 **_: Any) -> None:
+        super().__init__()
+        self._cwd = os.fspath(cwd) if cwd is not None else ""
+        if not self._cwd:
+            return
+        if create:
+            os.makedirs(self._cwd, exist_ok=True)
+        elif not os.path.isdir(self._cwd):
+            if os.path.exists(self._cwd):
+                raise NotADirectoryError(errno.ENOTDIR, "not a directory", self._cwd)
+            raise FileNotFoundError(errno.ENOENT, "no such directory", self._cwd)
+
+    @classmethod
+    def from_uri(cls, uri: URI, **options: Any) -> Local:
+        """The filesystem rooted at ``uri.path``."""
+        return cls(uri.path, **options)
+
+    @classmethod
+    def _open_uri(cls, uri: URI, mode: str, **kwargs: Any) -> IO[Any]:
+        return cls().open(uri.path, mode, **kwargs)
+
+    @property
+    def cwd(self) -> str:
+        """The root directory (the process's working directory when none was given)."""
+        return self._cwd or os.getcwd()
+
+    @cwd.setter
+    def cwd(self, value: str) -> None:
+        self._cwd = value
+
+    def _root(self) -> str:
+        return self._cwd
+
+    def _set_root(self, root: str) -> None:
+        self._cwd = root
+
+    def _join_root(self, path: str) -> str:
+        return os.path.join(self._cwd, path)
+
+    def _path(self, path: str | os.PathLike[str]) -> str:
+        path = os.fspath(path)
+        return os.path.join(self._cwd, path) if self._cwd else path
+
+    def open(self, path: str, mode: str = "rb", buffering: int = -1,
+             encoding: str | None = None, errors: str | None = None,
+             newline: str | None = None, **kwargs: Any) -> IO[Any]:
+        if mode == "rb" or mode == "r":
+            return io.open(self._path(path), mode, buffering, encoding, errors, newline)
+        return super().open(path, mode, buffering, encoding, errors, newline, **kwargs)
+
+    def _open(self, path: str, mode: Mode, buffering: int, encoding: str | None,
+              errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:
+        full = self._path(path)
+        if mode.kind in "wx" and not mode.plus:
+            if mode.kind == "x" and os.path.lexists(full):
+                raise FileExistsError(errno.EEXIST, "file exists", full)
+            if os.path.isdir(full):
+                raise IsADirectoryError(errno.EISDIR, "is a directory", full)
+            sink = _LocalSink(full, exclusive=mode.kind == "x")
+            return atomic_writer(sink, mode, buffering, encoding, errors, newline)
+        return io.open(full, mode.kind + ("+" if mode.plus else "") + ("b" if mode.binary else ""),
+                       buffering, encoding, errors, newline)
+
+    def _open_binary(self, path: str, mode: Mode, *args: Any, **kwargs: Any) -> IO[Any]:
+        return self._open(path, Mode(mode.kind, True, mode.plus), -1, None, None, None)
+
+    def list(self, path: str = "", recursive: bool = False,
+             detail: bool = False) -> Iterator[Any]:
+        top = self._path(path or ".")
+        if not recursive:
+            with os.scandir(top) as entries:
+                for entry in entries:
+                    yield _entry(entry, entry.name, detail)
+            return
+        yield from self._walk(top, "", detail)
+
+    def _walk(self, top: str, prefix: str, detail: bool) -> Iterator[Any]:
+        with os.scandir(top) as it:
+            entries = list(it)
+        for entry in entries:
+            name = prefix + entry.name
+            yield _entry(entry, name, detail)
+            if entry.is_dir():
+                yield from self._walk(entry.path, name + "/", detail)
+
+    def stat(self, path: str) -> FileStat:
+        full = self._path(path)
+        return local_stat(os.stat(full), full)
+
+    def isdir(self, path: str) -> bool:
+        return os.path.isdir(self._path(path))
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(self._path(path))
+
+    def mkdir(self, path: str, mode: int = 0o777, *args: Any, **kwargs: Any) -> None:
+        os.mkdir(self._path(path), mode)
+
+    def makedirs(self, path: str, mode: int = 0o777, exist_ok: bool = False) -> None:
+        os.makedirs(self._path(path), mode, exist_ok)
+
+    def remove(self, path: str, recursive: bool = False) -> None:
+        full = self._path(path)
+        if os.path.isdir(full) and not os.path.islink(full):
+            if recursive:
+                shutil.rmtree(full)
+            else:
+                os.rmdir(full)
+        else:
+            os.remove(full)
+
+    def rename(self, src: str, dst: str) -> None:
+        os.replace(self._path(src), self._path(dst))
+
+    def __repr__(self) -> str:
+        return f"Local(cwd={self._cwd!r})"
+
+
+def _entry(entry: os.DirEntry[str], name: str, detail: bool) -> Any:
+    if detail:
+        return local_stat(entry.stat(), name)
+    return name + "/" if entry.is_dir() else name
+
+
+class _LocalSink(AtomicSink):
+    """Writes to a hidden temporary file beside ``target``; renames it over ``target`` on
+    commit (with ``exclusive``, fails if ``target`` appeared meanwhile)."""
+
+    def __init__(self, target: str, exclusive: bool = False) -> None:
+        super().__init__(target)
+        directory, base = os.path.split(target)
+        self._tmp = os.path.join(directory, f".{base}.{secrets.token_hex(6)}.pfio-tmp")
+        self._exclusive = exclusive
+        fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                     0o666)
+        self._file = io.FileIO(fd, "wb", closefd=True)
+
+    def write(self, b: Any) -> int:
+        return self._file.write(b)
+
+    def fileno(self) -> int:
+        return self._file.fileno()
+
+    def _commit(self) -> None:
+        self._file.close()
+        if self._exclusive:
+            os.link(self._tmp, self.name)
+            os.unlink(self._tmp)
+        else:
+            os.replace(self._tmp, self.name)
+
+    def _discard(self) -> None:
+        self._file.close()
+        try:
+            os.unlink(self._tmp)
+        except FileNotFoundError:
+            pass

@@ -1,0 +1,169 @@
+"""File objects that publish what was written only when they are closed cleanly.
+
+Every backend writes through an :class:`AtomicSink`: bytes go to a private place (a temporary
+file, a buffer, a multipart upload) and become visible under the target name only when the
+file is closed without an error. If the ``with`` block that wrote them raises, nothing is
+published and the private place is cleaned up.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from .modes import Mode
+
+
+class AtomicSink(io.RawIOBase):
+    """Base of the raw writers: publish on close, discard when aborted.
+
+    Subclasses implement :meth:`write` (or ``readinto`` too for update modes),
+    :meth:`_commit` and :meth:`_discard`.
+    """
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self._aborted = False
+
+    def writable(self) -> bool:
+        return True
+
+    def abort(self) -> None:
+        """Mark the file so that closing it publishes nothing."""
+        self._aborted = True
+
+    @property
+    def aborted(self) -> bool:
+        return self._aborted
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        try:
+            if self._aborted:
+                self._discard()
+            else:
+                try:
+                    self._commit()
+                except BaseException:
+                    self._aborted = True
+                    self._discard()
+                    raise
+        finally:
+            super().close()
+
+    def _commit(self) -> None:
+        raise NotImplementedError
+
+    def _discard(self) -> None:
+        raise NotImplementedError
+
+
+class AtomicBufferedWriter(io.BufferedWriter):
+    """A buffered writer over an :class:`AtomicSink` that discards on error.
+
+    Closing it publishes the file; leaving a ``with`` block by an exception, or a failure
+    while flushing, publishes nothing.
+    """
+
+    def __init__(self, raw: AtomicSink, buffer_size: int = io.DEFAULT_BUFFER_SIZE) -> None:
+        super().__init__(raw, buffer_size)
+
+    def abort(self) -> None:
+        """Publish nothing when this file is closed."""
+        self.raw.abort()
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        try:
+            self.flush()
+        except BaseException:
+            self.raw.abort()
+            try:
+                super().close()
+            except Exception:  # the flush error is the one worth reporting
+                pass
+            raise
+        super().close()
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is not None:
+            self.raw.abort()
+        self.close()
+
+
+class AtomicTextWriter(io.TextIOWrapper):
+    """Text mode over an :class:`AtomicBufferedWriter`, with the same all-or-nothing close."""
+
+    def abort(self) -> None:
+        """Publish nothing when this file is closed."""
+        self.buffer.abort()
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is not None:
+            self.buffer.abort()
+        self.close()
+
+
+def atomic_writer(
+    sink: AtomicSink,
+    mode: Mode,
+    buffering: int = -1,
+    encoding: str | None = None,
+    errors: str | None = None,
+    newline: str | None = None,
+    buffer_size: int = io.DEFAULT_BUFFER_SIZE,
+) -> io.IOBase:
+    """Wrap ``sink`` for ``mode``: a buffered binary writer, or a text writer on top of one."""
+    if buffering > 1:
+        buffer_size = buffering
+    writer = AtomicBufferedWriter(sink, buffer_size)
+    if mode.binary:
+        return writer
+    return AtomicTextWriter(
+        writer, encoding=encoding, errors=errors, newline=newline,
+        line_buffering=buffering == 1,
+    )
+
+
+def text_reader(
+    binary: Any,
+    encoding: str | None = None,
+    errors: str | None = None,
+    newline: str | None = None,
+) -> io.TextIOWrapper:
+    """Decode a binary reader as text, with the arguments of builtin ``open``."""
+    return io.TextIOWrapper(binary, encoding=encoding, errors=errors, newline=newline)
+
+
+class MemoryReader(io.BytesIO):
+    """A read-only in-memory file: ``BytesIO`` with a ``name``, ``peek`` and ``mode``."""
+
+    mode = "rb"
+
+    def __init__(self, data: bytes, name: str = "") -> None:
+        super().__init__(data)
+        self.name = name
+
+    def writable(self) -> bool:
+        return False
+
+    def write(self, b: Any) -> int:
+        raise io.UnsupportedOperation("write: file opened for reading")
+
+    def truncate(self, size: int | None = None) -> int:
+        raise io.UnsupportedOperation("truncate: file opened for reading")
+
+    def peek(self, size: int = 0) -> bytes:
+        """Return buffered bytes from the current position without moving it."""
+        view = self.getbuffer()
+        try:
+            pos = self.tell()
+            return bytes(view[pos:pos + max(size, 1)] if size > 0 else view[pos:])
+        finally:
+            view.release()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} name={self.name!r}>"

@@ -1,0 +1,142 @@
+"""The scheme registry: which filesystem class serves ``scheme://`` URLs.
+
+Built-in schemes are registered by import path so that ``import pfio`` imports no backend.
+Third-party packages add schemes without touching pfio, in one of two ways:
+
+* at run time: ``pfio.register_filesystem("myfs", factory)``;
+* at install time, with an entry point in the ``pfio.filesystems`` group::
+
+      [project.entry-points."pfio.filesystems"]
+      myfs = "mypackage.fs:MyFS"
+
+A factory is any callable ``factory(uri: pfio.URI, **options) -> FS`` returning a filesystem
+rooted at ``uri`` (an FS class with a ``from_uri`` classmethod may be registered directly).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ._uri import URI
+
+if TYPE_CHECKING:
+    from .fs.base import FS
+
+logger = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "pfio.filesystems"
+
+Factory = Callable[..., "FS"]
+
+_BUILTIN: dict[str, str] = {
+    "file": "pfio.fs.local:Local",
+    "mem": "pfio.fs.memory:MemoryFS",
+    "s3": "pfio.fs.s3:S3",
+    "hdfs": "pfio.fs.hdfs:Hdfs",
+}
+
+_lock = threading.Lock()
+_registered: dict[str, Factory | str] = {}
+_entry_points_loaded = False
+
+
+def register_filesystem(scheme: str, factory: Factory | str, *, override: bool = False) -> None:
+    """Serve ``scheme://`` URLs with ``factory``.
+
+    Args:
+        scheme: the URL scheme, e.g. ``"myfs"``; case-insensitive.
+        factory: ``factory(uri, **options) -> FS``, an FS class (its ``from_uri`` is used when it
+            has one), or an import path ``"package.module:attribute"`` loaded on first use.
+        override: replace an existing registration (built-ins included) instead of raising.
+
+    Raises:
+        ValueError: the scheme is already registered and ``override`` is false, or the scheme
+            is not a valid URL scheme.
+    """
+    from ._uri import _SCHEME_RE
+
+    if not isinstance(scheme, str) or not _SCHEME_RE.match(scheme):
+        raise ValueError(f"invalid scheme {scheme!r}: use letters, digits, '+', '-' and '.'")
+    key = scheme.lower()
+    with _lock:
+        if not override and (key in _registered or key in _BUILTIN):
+            raise ValueError(
+                f"scheme {key!r} is already registered; pass override=True to replace it"
+            )
+        _registered[key] = factory
+
+
+def unregister_filesystem(scheme: str) -> None:
+    """Remove a scheme added with :func:`register_filesystem` (built-ins come back)."""
+    with _lock:
+        _registered.pop(scheme.lower(), None)
+
+
+def known_schemes() -> list[str]:
+    """Every scheme that :func:`pfio.from_url` can serve, sorted."""
+    _load_entry_points()
+    return sorted(set(_BUILTIN) | set(_registered))
+
+
+def resolve(scheme: str) -> Factory:
+    """Return the factory of ``scheme``.
+
+    Raises:
+        ValueError: no filesystem serves ``scheme``; the message lists the known schemes.
+    """
+    target = _registered.get(scheme) or _BUILTIN.get(scheme)
+    if target is None:
+        _load_entry_points()
+        target = _registered.get(scheme)
+    if target is None:
+        raise ValueError(
+            f"unknown URL scheme {scheme!r}: known schemes are {', '.join(known_schemes())}; "
+            f"register more with pfio.register_filesystem() or the {ENTRY_POINT_GROUP!r} "
+            "entry-point group"
+        )
+    if isinstance(target, str):
+        target = _import(target)
+    return getattr(target, "from_uri", target)
+
+
+def create(uri: URI, **options: Any) -> FS:
+    """Create the filesystem rooted at ``uri``."""
+    return resolve(uri.scheme)(uri, **options)
+
+
+def _import(path: str) -> Any:
+    module_name, _, attribute = path.partition(":")
+    module = importlib.import_module(module_name)
+    return getattr(module, attribute) if attribute else module
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    from importlib.metadata import entry_points
+
+    found = entry_points(group=ENTRY_POINT_GROUP)
+    with _lock:
+        for ep in found:
+            key = ep.name.lower()
+            if key in _registered:
+                continue
+            if key in _BUILTIN:
+                logger.warning(
+                    "entry point %s=%s ignored: %r is a built-in scheme", ep.name, ep.value, key
+                )
+                continue
+            _registered[key] = ep.value
+        _entry_points_loaded = True
+
+
+def _reset_entry_points_for_tests() -> None:
+    """Forget loaded entry points so that a test can install new ones."""
+    global _entry_points_loaded
+    with _lock:
+        _entry_points_loaded = False
