@@ -147,6 +147,8 @@ class ArchiveFS(FS):
         self._index: ArchiveIndex | None = None
         self._open_members = 0
         self._closed = False
+        self._fileno_of: object = None
+        self._fileno_cache: int | None = None
 
     # -- state across processes ---------------------------------------------------------
 
@@ -154,7 +156,8 @@ class ArchiveFS(FS):
         if self.mode != "r":
             raise TypeError(f"an archive open for writing cannot be pickled: {self!r}")
         state = self.__dict__.copy()
-        state.update(_file=None, _lock=None, _open_members=0)
+        state.update(_file=None, _lock=None, _open_members=0, _fileno_of=None,
+                     _fileno_cache=None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -173,6 +176,46 @@ class ArchiveFS(FS):
                     self._pid = os.getpid()
                     self._open_members = 0
         return self._file
+
+    def _read_at(self, offset: int, size: int) -> bytes:
+        """Read up to ``size`` bytes at ``offset`` of the backing file, without moving any
+        shared file position: the backing file's own ``read_at`` where it has one (S3 makes
+        it one ranged GET), ``os.pread`` on a real file, else seek and read under a lock."""
+        f = self._backing()
+        read_at = getattr(f, "read_at", None)
+        if read_at is not None:
+            return read_at(offset, size)
+        fd = self._fileno
+        if fd is not None:
+            return os.pread(fd, size, offset)
+        with self._lock:
+            f.seek(offset)
+            return f.read(size)
+
+    @property
+    def _fileno(self) -> int | None:
+        """The OS file descriptor of the backing file when it is a plain local file."""
+        f = self._backing()
+        if self._fileno_of is not f:
+            self._fileno_of = f
+            try:
+                self._fileno_cache = f.fileno() if isinstance(f, (io.BufferedReader, io.FileIO)) \
+                    else None
+            except (OSError, ValueError):
+                self._fileno_cache = None
+        return self._fileno_cache
+
+    def _read_tail(self, size: int) -> tuple[int, bytes]:
+        """The last ``size`` bytes of the backing file and the offset they start at (one
+        suffix-range request where the backing file has ``read_tail``)."""
+        f = self._backing()
+        read_tail = getattr(f, "read_tail", None)
+        if read_tail is not None:
+            return read_tail(size)
+        with self._lock:
+            end = f.seek(0, io.SEEK_END)
+        start = max(0, end - size)
+        return start, self._read_at(start, end - start)
 
     @property
     def index(self) -> ArchiveIndex:

@@ -9,8 +9,8 @@ takes paths relative to that root. Errors are builtin exception classes everywhe
 from __future__ import annotations
 
 import abc
-import errno
 import copy
+import errno
 import fnmatch
 import io
 import os
@@ -57,6 +57,7 @@ class FS(abc.ABC):
         encoding: str | None = None,
         errors: str | None = None,
         newline: str | None = None,
+        compression: str | None = None,
         **kwargs: Any,
     ) -> IO[Any]:
         """Open the file at ``path``.
@@ -67,6 +68,9 @@ class FS(abc.ABC):
                 ``"w"``, ``"ab"``, ``"xb"``, ... Which modes work depends on the backend; one
                 it cannot do raises ``io.UnsupportedOperation``.
             buffering, encoding, errors, newline: as for builtin ``open``.
+            compression: ``None`` (the default: bytes as stored), ``"infer"`` (from the file
+                name's extension, and for reads from the magic bytes too), or a codec name:
+                ``"gzip"``, ``"bz2"``, ``"xz"``, ``"zstd"``. See :mod:`pfio.compression`.
             kwargs: backend-specific options.
 
         Writes are all-or-nothing: the file appears under ``path`` when it is closed, and not
@@ -80,6 +84,11 @@ class FS(abc.ABC):
         parsed = parse_mode(mode)
         if parsed.binary and (encoding is not None or errors is not None or newline is not None):
             raise ValueError("binary mode doesn't take an encoding, errors or newline argument")
+        if compression is not None:
+            from ..compression import open_compressed
+
+            return open_compressed(self, path, parsed, compression, buffering, encoding,
+                                   errors, newline, **kwargs)
         return self._open(path, parsed, buffering, encoding, errors, newline, **kwargs)
 
     def _open(
@@ -292,7 +301,7 @@ class FS(abc.ABC):
 
     # -- lifetime ------------------------------------------------------------------------
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - most filesystems hold nothing to release
         """Release what this filesystem holds open. Closing twice is harmless."""
 
     @property
@@ -315,7 +324,9 @@ class FS(abc.ABC):
         """A readable name of ``path`` (a URL where the scheme is not ``file``), for errors."""
         root = self._root()
         joined = posixpath.join(root, path) if root else path
-        return f"{self.scheme}://{joined.lstrip('/')}" if self.scheme not in ("", "file") else joined
+        if self.scheme in ("", "file"):
+            return joined
+        return f"{self.scheme}://{joined.lstrip('/')}"
 
 
 def _has_magic(part: str) -> bool:

@@ -7,6 +7,9 @@ import io
 import os
 import secrets
 import shutil
+
+# the C implementation, out of reach of patches applied to builtins.open / io.open
+from _io import open as _open_file
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -103,10 +106,12 @@ class Local(FS):
 
     def open(self, path: str, mode: str = "rb", buffering: int = -1,
              encoding: str | None = None, errors: str | None = None,
-             newline: str | None = None, **kwargs: Any) -> IO[Any]:
-        if mode == "rb" or mode == "r":
-            return io.open(self._path(path), mode, buffering, encoding, errors, newline)
-        return super().open(path, mode, buffering, encoding, errors, newline, **kwargs)
+             newline: str | None = None, compression: str | None = None,
+             **kwargs: Any) -> IO[Any]:
+        if (mode == "rb" or mode == "r") and compression is None:
+            return _open_file(self._path(path), mode, buffering, encoding, errors, newline)
+        return super().open(path, mode, buffering, encoding, errors, newline, compression,
+                            **kwargs)
 
     def _open(self, path: str, mode: Mode, buffering: int, encoding: str | None,
               errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:
@@ -118,8 +123,8 @@ class Local(FS):
                 raise IsADirectoryError(errno.EISDIR, "is a directory", full)
             sink = _LocalSink(full, exclusive=mode.kind == "x")
             return atomic_writer(sink, mode, buffering, encoding, errors, newline)
-        return io.open(full, mode.kind + ("+" if mode.plus else "") + ("b" if mode.binary else ""),
-                       buffering, encoding, errors, newline)
+        return _open_file(full, mode.binary_mode if mode.binary else mode.binary_mode[:-1],
+                          buffering, encoding, errors, newline)
 
     def _open_binary(self, path: str, mode: Mode, *args: Any, **kwargs: Any) -> IO[Any]:
         return self._open(path, Mode(mode.kind, True, mode.plus), -1, None, None, None)

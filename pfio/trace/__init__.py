@@ -1,0 +1,1 @@
+"""pfio.trace: IO timing and counting (being built; see issue 6)."""
