@@ -133,10 +133,3 @@ def _load_entry_points() -> None:
                 continue
             _registered[key] = ep.value
         _entry_points_loaded = True
-
-
-def _reset_entry_points_for_tests() -> None:
-    """Forget loaded entry points so that a test can install new ones."""
-    global _entry_points_loaded
-    with _lock:
-        _entry_points_loaded = False

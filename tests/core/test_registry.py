@@ -1,0 +1,99 @@
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import pfio
+from pfio.fs.memory import MemoryFS
+
+
+class _Recorder:
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, uri, **options):
+        self.calls.append((uri, options))
+        return MemoryFS("registry-test", uri.path)
+
+
+@pytest.fixture
+def scheme():
+    name = "pfiotest"
+    yield name
+    pfio.unregister_filesystem(name)
+
+
+def test_registered_factory_serves_its_scheme(scheme):
+    factory = _Recorder()
+    pfio.register_filesystem(scheme, factory)
+    fs = pfio.from_url(f"{scheme}://host/dir", answer=42)
+    assert isinstance(fs, MemoryFS)
+    assert factory.calls == [(pfio.URI(scheme, "host", "/dir"), {"answer": 42})]
+
+
+def test_registration_is_case_insensitive(scheme):
+    pfio.register_filesystem(scheme.upper(), _Recorder())
+    assert scheme in pfio.known_schemes()
+
+
+def test_registering_twice_needs_override(scheme):
+    pfio.register_filesystem(scheme, _Recorder())
+    with pytest.raises(ValueError, match="already registered"):
+        pfio.register_filesystem(scheme, _Recorder())
+    pfio.register_filesystem(scheme, _Recorder(), override=True)
+
+
+def test_builtin_schemes_are_protected():
+    with pytest.raises(ValueError, match="already registered"):
+        pfio.register_filesystem("s3", _Recorder())
+
+
+def test_invalid_scheme_name_is_rejected():
+    with pytest.raises(ValueError, match="invalid scheme"):
+        pfio.register_filesystem("bad scheme", _Recorder())
+
+
+def test_unknown_scheme_lists_the_known_ones():
+    with pytest.raises(ValueError, match="unknown URL scheme 'nosuch'.*file, .*mem, .*s3"):
+        pfio.from_url("nosuch://x/y")
+
+
+def test_import_path_factories_load_lazily(scheme):
+    pfio.register_filesystem(scheme, "pfio.fs.memory:MemoryFS")
+    assert isinstance(pfio.from_url(f"{scheme}://x/y"), MemoryFS)
+
+
+PLUGIN = '''
+from pfio.fs.memory import MemoryFS
+
+
+class DummyFS(MemoryFS):
+    """A third-party filesystem found through the pfio.filesystems entry-point group."""
+
+    scheme = "dummy"
+
+    @classmethod
+    def from_uri(cls, uri, **options):
+        return cls("dummy-" + uri.netloc, uri.path)
+'''
+
+
+def test_entry_point_of_an_installed_distribution_adds_a_scheme(tmp_path):
+    (tmp_path / "dummy_pfio_plugin").mkdir()
+    (tmp_path / "dummy_pfio_plugin" / "__init__.py").write_text(PLUGIN)
+    dist = tmp_path / "dummy_pfio_plugin-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: dummy-pfio-plugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(
+        "[pfio.filesystems]\ndummy = dummy_pfio_plugin:DummyFS\n")
+    script = textwrap.dedent("""
+        import pfio
+        fs = pfio.from_url("dummy://box/data")
+        with fs.open("x.txt", "w") as f:
+            f.write("plugged in")
+        print(type(fs).__name__, fs.name, fs.open("x.txt", "r").read(), "dummy" in pfio.known_schemes())
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True, env={"PYTHONPATH": str(tmp_path)}).stdout
+    assert out.split() == ["DummyFS", "dummy-box", "plugged", "in", "True"]

@@ -1,0 +1,128 @@
+import os
+import stat
+
+import pytest
+
+from pfio.fs.local import Local
+
+
+@pytest.fixture
+def fs(tmp_path):
+    return Local(tmp_path)
+
+
+def test_missing_root_is_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        Local(tmp_path / "nope")
+
+
+def test_file_as_root_is_not_a_directory(tmp_path):
+    (tmp_path / "f").write_bytes(b"")
+    with pytest.raises(NotADirectoryError):
+        Local(tmp_path / "f")
+
+
+def test_create_makes_the_root(tmp_path):
+    Local(tmp_path / "a" / "b", create=True)
+    assert (tmp_path / "a" / "b").is_dir()
+
+
+def test_default_root_is_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x").write_text("here")
+    assert Local().open("x", "r").read() == "here"
+    assert Local().cwd == str(tmp_path)
+
+
+def test_write_publishes_only_on_close(fs, tmp_path):
+    f = fs.open("out.bin", "wb")
+    f.write(b"partial")
+    f.flush()
+    assert not (tmp_path / "out.bin").exists()
+    f.close()
+    assert (tmp_path / "out.bin").read_bytes() == b"partial"
+
+
+def test_exception_in_with_keeps_the_old_file(fs, tmp_path):
+    (tmp_path / "model.pt").write_bytes(b"old")
+    with pytest.raises(RuntimeError), fs.open("model.pt", "wb") as f:
+        f.write(b"new but broken")
+        raise RuntimeError("training crashed")
+    assert (tmp_path / "model.pt").read_bytes() == b"old"
+    assert os.listdir(tmp_path) == ["model.pt"]
+
+
+def test_exception_in_text_with_publishes_nothing(fs, tmp_path):
+    with pytest.raises(KeyError), fs.open("log.txt", "w") as f:
+        f.write("line\n")
+        raise KeyError("x")
+    assert os.listdir(tmp_path) == []
+
+
+def test_exclusive_mode_refuses_an_existing_file(fs, tmp_path):
+    (tmp_path / "x").write_bytes(b"1")
+    with pytest.raises(FileExistsError):
+        fs.open("x", "xb")
+
+
+def test_exclusive_mode_fails_if_the_file_appears_before_close(fs, tmp_path):
+    f = fs.open("x", "xb")
+    f.write(b"mine")
+    (tmp_path / "x").write_bytes(b"theirs")
+    with pytest.raises(FileExistsError):
+        f.close()
+    assert (tmp_path / "x").read_bytes() == b"theirs"
+    assert os.listdir(tmp_path) == ["x"]
+
+
+def test_written_files_get_the_usual_permissions(fs, tmp_path):
+    old = os.umask(0o022)
+    try:
+        with fs.open("p", "wb") as f:
+            f.write(b"x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "p").stat().st_mode) == 0o644
+
+
+def test_append_writes_in_place(fs, tmp_path):
+    (tmp_path / "a.log").write_text("1\n")
+    with fs.open("a.log", "a") as f:
+        f.write("2\n")
+    assert (tmp_path / "a.log").read_text() == "1\n2\n"
+
+
+def test_update_mode_reads_and_writes(fs, tmp_path):
+    (tmp_path / "u").write_bytes(b"abcdef")
+    with fs.open("u", "r+b") as f:
+        f.seek(2)
+        f.write(b"XY")
+    assert (tmp_path / "u").read_bytes() == b"abXYef"
+
+
+def test_stat_has_the_posix_fields(fs, tmp_path):
+    (tmp_path / "s").write_bytes(b"12345")
+    st = fs.stat("s")
+    assert (st.size, st.isdir(), st.nlink) == (5, False, 1)
+    assert st.last_modified == pytest.approx(os.stat(tmp_path / "s").st_mtime)
+
+
+def test_absolute_paths_are_taken_as_is(fs, tmp_path):
+    (tmp_path / "abs").write_text("a")
+    assert Local(tmp_path / "..").open(str(tmp_path / "abs"), "r").read() == "a"
+
+
+def test_opening_a_directory_for_writing_is_an_error(fs, tmp_path):
+    (tmp_path / "d").mkdir()
+    with pytest.raises(IsADirectoryError):
+        fs.open("d", "wb")
+
+
+def test_binary_mode_rejects_encoding(fs):
+    with pytest.raises(ValueError, match="binary mode"):
+        fs.open("x", "wb", encoding="utf-8")
+
+
+def test_invalid_mode_is_rejected(fs):
+    with pytest.raises(ValueError, match="invalid mode"):
+        fs.open("x", "rw")
