@@ -28,6 +28,7 @@ _LAZY = {
     "patch_all": "pfio.patches",
     "unpatch_all": "pfio.patches",
     "patched": "pfio.patches",
+    "active_patches": "pfio.patches",
 }
 
 
@@ -39,6 +40,19 @@ def __getattr__(name: str) -> Any:
 
     return getattr(importlib.import_module(module), name)
 
+
+def _reapply_inherited_patches() -> None:
+    """Processes started by spawn/forkserver inherit the parent's patches by environment."""
+    import os
+
+    names = os.environ.get("PFIO_PATCHES")
+    if names:
+        from .patches import patch_all
+
+        patch_all([n for n in names.split(",") if n])
+
+
+_reapply_inherited_patches()
 
 __all__ = [
     "FS",

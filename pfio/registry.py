@@ -82,6 +82,14 @@ def known_schemes() -> list[str]:
     return sorted(set(_BUILTIN) | set(_registered))
 
 
+def is_registered(scheme: str) -> bool:
+    """True when ``scheme`` (lower case) is served by a built-in or registered filesystem."""
+    if scheme in _registered or scheme in _BUILTIN:
+        return True
+    _load_entry_points()
+    return scheme in _registered
+
+
 def resolve(scheme: str) -> Factory:
     """Return the factory of ``scheme``.
 

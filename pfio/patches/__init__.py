@@ -1,0 +1,85 @@
+"""Patches: path-only APIs accept remote URIs.
+
+Much training code hands path strings to libraries that open files themselves (OpenCV and HDF5
+open paths in C). One call at the start of a script makes that code read and write
+``s3://``, ``hdfs://``, ``mem://`` URLs and archive members (``s3://b/train.zip/img/1.jpg``)::
+
+    import pfio
+    pfio.patch_all()
+    img = cv2.imread("s3://bucket/train/0001.jpg")
+
+Targets: ``builtins`` (``open``/``io.open``), ``os.path`` (``exists``, ``isfile``, ``isdir``,
+``getsize``), ``cv2``, ``pandas``, ``PIL``, ``numpy``, ``torch``. Patches apply whether the
+library is imported before or after ``patch_all()``; patching twice is harmless; ``unpatch_all``
+restores the original objects exactly. Arguments that are not remote URIs go to the original
+function untouched. Processes started by spawn or forkserver (DataLoader workers) re-apply the
+parent's patches when they import pfio (through the ``PFIO_PATCHES`` environment variable).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Iterator
+
+from . import machinery
+
+#: every target and the module that defines its patches
+TARGETS: dict[str, str] = {
+    "builtins": "pfio.patches.builtin_open",
+    "os.path": "pfio.patches.os_path",
+    "cv2": "pfio.patches.opencv",
+    "pandas": "pfio.patches.pandas_hdf",
+    "PIL": "pfio.patches.pillow",
+    "numpy": "pfio.patches.numpy_io",
+    "torch": "pfio.patches.torch_io",
+}
+
+
+def _names(targets: Iterable[str] | str | None) -> list[str]:
+    if targets is None:
+        return list(TARGETS)
+    names = [targets] if isinstance(targets, str) else list(targets)
+    unknown = [n for n in names if n not in TARGETS]
+    if unknown:
+        raise ValueError(f"unknown patch targets {unknown}: choose from {sorted(TARGETS)}")
+    machinery.load_target_modules(names, TARGETS)
+    return names
+
+
+def patch_all(targets: Iterable[str] | str | None = None) -> list[str]:
+    """Patch ``targets`` (default: all of them); return the targets active afterwards."""
+    names = _names(targets)
+    machinery.apply(names)
+    return machinery.active_targets()
+
+
+def unpatch_all(targets: Iterable[str] | str | None = None) -> list[str]:
+    """Remove the patches of ``targets`` (default: all); return the targets still active."""
+    machinery.remove(_names(targets))
+    return machinery.active_targets()
+
+
+@contextlib.contextmanager
+def patched(targets: Iterable[str] | str | None = None) -> Iterator[list[str]]:
+    """Patch ``targets`` inside a ``with`` block; on exit remove only what it added."""
+    names = _names(targets)
+    added = [n for n in names if n not in machinery.active_targets()]
+    patch_all(names)
+    try:
+        yield machinery.active_targets()
+    finally:
+        unpatch_all(added)
+
+
+def active_patches() -> list[str]:
+    """The targets patched now."""
+    return machinery.active_targets()
+
+
+def patched_functions() -> list[str]:
+    """The attributes wrapped now, as dotted names (``cv2.imread``, ...)."""
+    return machinery.installed_attributes()
+
+
+__all__ = ["TARGETS", "active_patches", "patch_all", "patched", "patched_functions",
+           "unpatch_all"]

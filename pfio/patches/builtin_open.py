@@ -1,0 +1,35 @@
+"""``builtins.open`` and ``io.open`` accept remote URIs: the file is streamed by pfio.
+
+``open("s3://bucket/a.txt")`` returns a pfio file object (read-ahead, ranged reads; writes are
+uploaded atomically on close). Local paths, ints and path objects reach the original ``open``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..api import open_url
+from .machinery import PatchSpec, define_target
+from .targets import is_remote
+
+_OPEN_ARGS = ("mode", "buffering", "encoding", "errors", "newline")
+
+
+def _open(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    if not (args and is_remote(args[0]) or is_remote(kwargs.get("file"))):
+        return wrapped(*args, **kwargs)
+    bound = dict(zip(("file",) + _OPEN_ARGS, args, strict=False))
+    bound.update(kwargs)
+    url = bound.pop("file")
+    bound.pop("closefd", None)
+    if bound.pop("opener", None) is not None:
+        raise ValueError(f"open(): 'opener' cannot be used with the URL {url!r}")
+    if bound.get("buffering") == -1:
+        del bound["buffering"]
+    return open_url(url, **bound)
+
+
+define_target("builtins", [
+    PatchSpec("builtins", "open", _open),
+    PatchSpec("io", "open", _open),
+])

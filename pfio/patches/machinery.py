@@ -1,0 +1,146 @@
+"""How patches are applied and removed: wrapt wrappers installed by post-import hooks.
+
+A *target* (``"cv2"``, ``"builtins"``, ...) is a list of :class:`PatchSpec`: an attribute of a
+module to wrap with a wrapt wrapper function. Applying a target registers a post-import hook for
+each module it touches, so the patch lands whether the library is imported before or after
+``patch_all()``. Each attribute is wrapped at most once; removing a target puts back the very
+object that was there before.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+#: environment variable through which processes started by spawn or forkserver learn the
+#: active targets (``import pfio`` re-applies them)
+ENV_VAR = "PFIO_PATCHES"
+
+Wrapper = Callable[[Callable[..., Any], Any, tuple, dict], Any]
+
+
+@dataclass(frozen=True)
+class PatchSpec:
+    """Wrap ``module.owner.name`` (``owner`` is a dotted path inside the module, or empty)."""
+
+    module: str
+    name: str
+    wrapper: Wrapper
+    owner: str = ""
+
+
+class _Installed:
+    __slots__ = ("owner", "name", "original")
+
+    def __init__(self, owner: Any, name: str, original: Any) -> None:
+        self.owner, self.name, self.original = owner, name, original
+
+
+_lock = threading.RLock()
+_targets: dict[str, list[PatchSpec]] = {}
+_active: set[str] = set()
+_installed: dict[tuple[str, str, str], _Installed] = {}
+_hooked_modules: set[str] = set()
+
+
+def define_target(name: str, specs: list[PatchSpec]) -> None:
+    """Declare the specs of target ``name`` (done by each patch module at import)."""
+    _targets[name] = specs
+
+
+def active_targets() -> list[str]:
+    """The targets patched now, sorted."""
+    return sorted(_active)
+
+
+def installed_attributes() -> list[str]:
+    """Dotted names of the attributes currently wrapped (``cv2.imread``, ...)."""
+    return sorted(".".join(p for p in key if p) for key in _installed)
+
+
+def apply(names: list[str]) -> None:
+    """Activate ``names`` and install their wrappers now or when their modules are imported."""
+    import wrapt
+
+    with _lock:
+        for name in names:
+            if name in _active:
+                continue
+            _active.add(name)
+            for spec in _targets[name]:
+                if spec.module not in _hooked_modules:
+                    _hooked_modules.add(spec.module)
+                    wrapt.register_post_import_hook(functools.partial(_on_import, spec.module),
+                                                    spec.module)
+                elif spec.module in sys.modules:
+                    _install_module(spec.module, sys.modules[spec.module])
+        _export_env()
+
+
+def remove(names: list[str]) -> None:
+    """Deactivate ``names`` and put their original attributes back."""
+    with _lock:
+        for name in names:
+            if name not in _active:
+                continue
+            _active.discard(name)
+            for spec in _targets[name]:
+                installed = _installed.pop((spec.module, spec.owner, spec.name), None)
+                if installed is not None:
+                    setattr(installed.owner, installed.name, installed.original)
+        _export_env()
+
+
+def _on_import(name: str, module: ModuleType) -> None:
+    with _lock:
+        _hooked_modules.discard(name)  # wrapt fires a hook once
+        _install_module(name, module)
+
+
+def _install_module(name: str, module: ModuleType) -> None:
+    """Install the active specs of module ``name`` (``os.path`` is ``posixpath`` by name)."""
+    for target in _active:
+        for spec in _targets[target]:
+            if spec.module == name:
+                _install(module, spec)
+
+
+def _install(module: ModuleType, spec: PatchSpec) -> None:
+    import wrapt
+
+    key = (spec.module, spec.owner, spec.name)
+    if key in _installed:
+        return
+    owner: Any = module
+    for part in filter(None, spec.owner.split(".")):
+        owner = getattr(owner, part)
+    original = getattr(owner, spec.name, None)
+    if original is None:
+        logger.debug("pfio patch: %s has no attribute %s; skipped", spec.module, spec.name)
+        return
+    setattr(owner, spec.name, wrapt.FunctionWrapper(original, spec.wrapper))
+    _installed[key] = _Installed(owner, spec.name, original)
+
+
+def _export_env() -> None:
+    if _active:
+        os.environ[ENV_VAR] = ",".join(sorted(_active))
+    else:
+        os.environ.pop(ENV_VAR, None)
+
+
+def load_target_modules(names: list[str], modules: dict[str, str]) -> None:
+    """Import the patch modules that define ``names`` (``modules``: target -> module path)."""
+    for name in names:
+        if name not in _targets:
+            importlib.import_module(modules[name])

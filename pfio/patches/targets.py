@@ -1,0 +1,84 @@
+"""Deciding which arguments patches take over, and the two spooling moves they make.
+
+A *remote URI* is a ``str`` of the form ``scheme://...`` whose scheme a pfio filesystem serves
+(``s3``, ``hdfs``, ``mem``, ``file``, plugins). Everything else (local paths as ``str`` or
+``Path``, file objects, bytes, ints) goes to the original function untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import posixpath
+import shutil
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+from .. import registry
+from ..api import open_url
+
+
+def is_remote(arg: Any) -> bool:
+    """True when ``arg`` is a URI that pfio should open instead of the patched library."""
+    if type(arg) is not str:
+        return False
+    end = arg.find("://")
+    if end <= 0:
+        return False
+    return registry.is_registered(arg[:end].lower())
+
+
+@contextlib.contextmanager
+def local_copy(url: str) -> Iterator[str]:
+    """A local file path holding the bytes of ``url`` for the duration of the block.
+
+    The file comes from pfio's object cache: downloaded once, shared by processes, kept for
+    the next epoch.
+    """
+    from ..cache.object_cache import default_object_cache
+
+    with default_object_cache().path(url) as path:
+        yield path
+
+
+@contextlib.contextmanager
+def upload_on_success(url: str, download_first: bool = False) -> Iterator[str]:
+    """A local temporary path to write to; its bytes are uploaded to ``url`` when the block
+    ends without an exception (atomically, as every pfio write), and dropped otherwise.
+
+    The temporary file keeps the URL's extension, since libraries such as OpenCV choose the
+    format from it. With ``download_first``, an existing object is copied to the path first
+    (for libraries that append to a file, like ``DataFrame.to_hdf``).
+    """
+    suffix = "".join(_suffixes(url))
+    handle, path = tempfile.mkstemp(prefix="pfio-upload-", suffix=suffix)
+    os.close(handle)
+    try:
+        if download_first:
+            try:
+                with open_url(url, "rb") as src, open(path, "wb") as dst:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+            except FileNotFoundError:
+                os.unlink(path)
+        yield path
+        if os.path.exists(path):
+            with open(path, "rb") as src, open_url(url, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+            forget_cached(url)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
+def forget_cached(url: str) -> None:
+    """Drop ``url`` from the object cache after pfio wrote it."""
+    from ..cache.object_cache import default_object_cache
+
+    default_object_cache().invalidate(url)
+
+
+def _suffixes(url: str) -> list[str]:
+    name = posixpath.basename(url)
+    stem, dot, ext = name.rpartition(".")
+    return [dot + ext] if dot and stem else []
