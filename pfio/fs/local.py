@@ -200,7 +200,7 @@ class _LocalSink(AtomicSink):
                      0o666)
         self._file = io.FileIO(fd, "wb", closefd=True)
 
-    def write(self, b: Any) -> int:
+    def _write(self, b: Any) -> int:
         return self._file.write(b)
 
     def fileno(self) -> int:

@@ -74,15 +74,18 @@ class MemoryFS(FS):
     Args:
         name: the store's name (the netloc of ``mem://NAME/...``); ``""`` is the default.
         root: the directory of the store this filesystem is rooted at.
+        create: create ``root`` when it does not exist.
     """
 
     scheme = "mem"
 
-    def __init__(self, name: str = "", root: str = "", **_: Any) -> None:
+    def __init__(self, name: str = "", root: str = "", create: bool = False, **_: Any) -> None:
         super().__init__()
         self.name = name
         self.root = root.strip("/")
         self._store = _store(name)
+        if create and self.root:
+            MemoryFS(name).makedirs(self.root, exist_ok=True)
 
     @classmethod
     def from_uri(cls, uri: URI, **options: Any) -> MemoryFS:
@@ -262,7 +265,7 @@ class _MemorySink(AtomicSink):
         self._buffer.write(prefix)
         self._exclusive = exclusive
 
-    def write(self, b: Any) -> int:
+    def _write(self, b: Any) -> int:
         return self._buffer.write(b)
 
     def _commit(self) -> None:

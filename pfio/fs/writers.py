@@ -17,17 +17,31 @@ from .modes import Mode
 class AtomicSink(io.RawIOBase):
     """Base of the raw writers: publish on close, discard when aborted.
 
-    Subclasses implement :meth:`write` (or ``readinto`` too for update modes),
-    :meth:`_commit` and :meth:`_discard`.
+    Subclasses implement :meth:`_write`, :meth:`_commit` and :meth:`_discard`; ``tell`` is the
+    number of bytes written so far.
     """
 
     def __init__(self, name: str) -> None:
         super().__init__()
         self.name = name
         self._aborted = False
+        self._position = 0
 
     def writable(self) -> bool:
         return True
+
+    def write(self, b: Any) -> int:
+        if self.closed:
+            raise ValueError("write to a closed file")
+        written = self._write(b)
+        self._position += written
+        return written
+
+    def tell(self) -> int:
+        return self._position
+
+    def _write(self, b: Any) -> int:
+        raise NotImplementedError
 
     def abort(self) -> None:
         """Mark the file so that closing it publishes nothing."""

@@ -1,0 +1,141 @@
+"""Atomic PyTorch checkpoints on any pfio URL, and a manager that keeps the last N and resumes
+from the latest.
+
+Atomicity comes from pfio's writers: a checkpoint object appears whole when its writer closes
+(a rename on local disk and HDFS, a single PUT or a completed multipart upload on S3) and not at
+all if saving raised or the process was killed. The latest checkpoint is the highest step among
+complete ones, so a crash mid-write leaves the previous checkpoint as the latest.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+import re
+import threading
+from typing import Any
+
+import torch
+
+from ..api import from_url, open_url
+
+logger = logging.getLogger(__name__)
+
+
+def save(obj: Any, url: str, **kwargs: Any) -> None:
+    """``torch.save(obj)`` to ``url`` atomically (the object appears whole or not at all)."""
+    with open_url(url, "wb") as f:
+        torch.save(obj, f, **kwargs)
+
+
+def load(url: str, map_location: Any = None, **kwargs: Any) -> Any:
+    """``torch.load`` from ``url`` (``weights_only`` and other arguments as for torch.load)."""
+    with open_url(url, "rb") as f:
+        return torch.load(f, map_location=map_location, **kwargs)
+
+
+class CheckpointManager:
+    """Numbered checkpoints under a directory URL: ``save(state, step)``, ``load_latest()``.
+
+    Checkpoints are named ``{prefix}-{step:09d}{suffix}`` (``ckpt-000001000.pt``). After each
+    save only the ``keep_last`` newest are kept (``None`` keeps all). ``save(...,
+    blocking=False)`` copies tensors to CPU memory, then serialises and uploads in a background
+    thread so training goes on; :meth:`wait` waits for it and re-raises its error.
+
+    Args:
+        url: the directory (``s3://bucket/run1/checkpoints``, a local path, ...).
+        keep_last: how many checkpoints to keep.
+        prefix, suffix: the file name around the step number.
+    """
+
+    def __init__(self, url: str, keep_last: int | None = 3, prefix: str = "ckpt",
+                 suffix: str = ".pt") -> None:
+        if keep_last is not None and keep_last < 1:
+            raise ValueError("keep_last must be at least 1 (or None to keep all)")
+        self.url = url.rstrip("/")
+        self.keep_last = keep_last
+        self.prefix = prefix
+        self.suffix = suffix
+        self._pattern = re.compile(re.escape(prefix) + r"-(\d+)" + re.escape(suffix) + "$")
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+        self._directory_ready = False
+
+    def path(self, step: int) -> str:
+        """The URL of the checkpoint of ``step``."""
+        return posixpath.join(self.url, f"{self.prefix}-{step:09d}{self.suffix}")
+
+    def steps(self) -> list[int]:
+        """Steps of the complete checkpoints, ascending."""
+        try:
+            with from_url(self.url) as fs:
+                names = list(fs.list())
+        except FileNotFoundError:
+            return []
+        return sorted(int(m.group(1)) for m in map(self._pattern.match, names) if m)
+
+    def latest_step(self) -> int | None:
+        """The step of the newest complete checkpoint, or None when there is none."""
+        steps = self.steps()
+        return steps[-1] if steps else None
+
+    def save(self, state: Any, step: int, blocking: bool = True) -> None:
+        """Save ``state`` as the checkpoint of ``step``, then drop old ones beyond ``keep_last``."""
+        self.wait()
+        if blocking:
+            self._save(state, step)
+            return
+        snapshot = _to_cpu(state)
+        self._thread = threading.Thread(target=self._save_in_background, args=(snapshot, step),
+                                        name=f"pfio-checkpoint-{step}", daemon=True)
+        self._thread.start()
+
+    def wait(self) -> None:
+        """Wait for a background save; raise the error it met, if any."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def load_latest(self, map_location: Any = None, **kwargs: Any) -> Any:
+        """The state of the newest checkpoint, or None when there is none."""
+        self.wait()
+        step = self.latest_step()
+        return None if step is None else load(self.path(step), map_location, **kwargs)
+
+    def _save(self, state: Any, step: int) -> None:
+        if not self._directory_ready:
+            from_url(self.url, create=True).close()
+            self._directory_ready = True
+        save(state, self.path(step))
+        logger.info("checkpoint saved: %s", self.path(step))
+        self._prune()
+
+    def _save_in_background(self, state: Any, step: int) -> None:
+        try:
+            self._save(state, step)
+        except BaseException as exc:  # re-raised by wait()
+            self._error = exc
+
+    def _prune(self) -> None:
+        if self.keep_last is None:
+            return
+        old = self.steps()[:-self.keep_last]
+        if not old:
+            return
+        with from_url(self.url) as fs:
+            for step in old:
+                fs.remove(posixpath.basename(self.path(step)))
+
+
+def _to_cpu(state: Any) -> Any:
+    """A copy of ``state`` whose tensors are detached CPU copies (safe to save in a thread)."""
+    if isinstance(state, torch.Tensor):
+        return state.detach().to("cpu", copy=True)
+    if isinstance(state, dict):
+        return type(state)((k, _to_cpu(v)) for k, v in state.items())
+    if isinstance(state, (list, tuple)):
+        return type(state)(_to_cpu(v) for v in state)
+    return state

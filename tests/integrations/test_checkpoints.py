@@ -1,0 +1,119 @@
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+import torch
+
+import pfio
+from pfio.integrations.checkpoints import CheckpointManager, load, save
+
+
+class _Unpicklable:
+    def __reduce__(self):
+        raise RuntimeError("cannot pickle this")
+
+
+@pytest.fixture
+def url(request):
+    return f"mem://ckpt-{request.node.name}/run"
+
+
+def test_save_and_load_round_trip(url):
+    state = {"w": torch.arange(6.0).reshape(2, 3), "step": 7}
+    save(state, f"{url}/a.pt")
+    loaded = load(f"{url}/a.pt")
+    assert loaded["step"] == 7 and torch.equal(loaded["w"], state["w"])
+
+
+def test_failed_save_leaves_the_previous_checkpoint(url):
+    save({"v": 1}, f"{url}/model.pt")
+    with pytest.raises(RuntimeError, match="cannot pickle"):
+        save({"v": 2, "bad": _Unpicklable()}, f"{url}/model.pt")
+    assert load(f"{url}/model.pt") == {"v": 1}
+
+
+def test_manager_keeps_the_last_n(url):
+    manager = CheckpointManager(url, keep_last=2)
+    for step in (10, 20, 30):
+        manager.save({"step": step}, step)
+    assert manager.steps() == [20, 30]
+    assert manager.latest_step() == 30
+    assert manager.load_latest() == {"step": 30}
+
+
+def test_manager_without_checkpoints(url):
+    manager = CheckpointManager(url)
+    assert manager.latest_step() is None
+    assert manager.load_latest() is None
+
+
+def test_manager_ignores_foreign_files(url):
+    pfio.from_url(url, create=True)
+    with pfio.open_url(f"{url}/notes.txt", "w") as f:
+        f.write("not a checkpoint")
+    manager = CheckpointManager(url)
+    manager.save({"a": 1}, 5)
+    assert manager.steps() == [5]
+
+
+def test_keep_last_must_be_positive(url):
+    with pytest.raises(ValueError, match="keep_last"):
+        CheckpointManager(url, keep_last=0)
+
+
+def test_async_save_snapshots_the_state(url):
+    manager = CheckpointManager(url)
+    weights = torch.zeros(4)
+    manager.save({"w": weights}, 1, blocking=False)
+    weights += 1  # training goes on and changes the tensor
+    manager.wait()
+    assert torch.equal(manager.load_latest()["w"], torch.zeros(4))
+
+
+def test_async_save_error_is_raised_by_wait(url):
+    manager = CheckpointManager(url)
+    manager.save({"bad": _Unpicklable()}, 1, blocking=False)
+    with pytest.raises(RuntimeError, match="cannot pickle"):
+        manager.wait()
+    assert manager.latest_step() is None
+
+
+def test_local_manager_creates_its_directory(tmp_path):
+    manager = CheckpointManager(str(tmp_path / "new" / "dir"))
+    manager.save({"x": 1}, 3)
+    assert os.listdir(tmp_path / "new" / "dir") == ["ckpt-000000003.pt"]
+
+
+WRITER = """
+import sys, torch
+from pfio.integrations.checkpoints import CheckpointManager
+
+class Slow:
+    def __reduce__(self):
+        print("writing", flush=True)
+        import time; time.sleep(60)
+        return (int, (0,))
+
+manager = CheckpointManager(sys.argv[1])
+manager.save({"step": 1}, 1)
+manager.save({"step": 2, "slow": Slow()}, 2)
+"""
+
+
+def test_kill_during_save_leaves_the_previous_latest(tmp_path):
+    script = tmp_path / "writer.py"
+    script.write_text(textwrap.dedent(WRITER))
+    ckpt = tmp_path / "ckpt"
+    proc = subprocess.Popen([sys.executable, str(script), str(ckpt)], stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout.readline().strip() == "writing"
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    manager = CheckpointManager(str(ckpt))
+    assert manager.latest_step() == 1
+    assert manager.load_latest() == {"step": 1}
