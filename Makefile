@@ -10,6 +10,9 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip setuptools wheel
 	$(PY) -m pip install -e '.[test]'
+	# Chainer 7.8.1 is source-only and its setup imports pkg_resources (setuptools < 81)
+	$(PY) -m pip install 'setuptools<81'
+	$(PY) -m pip install --no-build-isolation 'chainer==7.8.1'
 	touch $(STAMP)
 
 test: $(STAMP)
