@@ -9,6 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip setuptools wheel
+	rm -rf pfio.egg-info  # a stale one would shadow the installed entry points
 	$(PY) -m pip install -e '.[test]'
 	# Chainer 7.8.1 is source-only and its setup imports pkg_resources (setuptools < 81)
 	$(PY) -m pip install 'setuptools<81'

@@ -1,0 +1,205 @@
+"""Reading Parquet datasets: rows or batches, selected, filtered, shuffled and sharded."""
+
+from __future__ import annotations
+
+import posixpath
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute  # noqa: F401 - registers the functions that filters use
+import pyarrow.parquet as pq
+
+from ...api import from_url, open_url
+from .schema import Schema
+
+
+@dataclass(frozen=True)
+class RowGroup:
+    """One row group of one file: the unit of reading, shuffling and sharding."""
+
+    url: str
+    index: int
+    num_rows: int
+
+
+class ParquetReader:
+    """Rows of a Parquet dataset (a directory of ``.parquet`` files, or one file).
+
+    Args:
+        url: dataset directory or file, on any pfio filesystem.
+        columns: the columns to read (default: all); only their column chunks are fetched.
+        filters: pyarrow filters (``[("label", "=", 3)]`` or DNF lists) applied to each row
+            group.
+        shuffle: shuffle the order of row groups, and rows within each, with ``seed`` and the
+            epoch (:meth:`set_epoch`).
+        seed: base of the shuffling.
+        rank, world_size: this process's place among distributed ranks (default:
+            ``torch.distributed`` when initialised, else 0 of 1). Row groups are split across
+            ``world_size`` x DataLoader workers, so each is read by exactly one worker.
+        decode: restore arrays and images from a pfio schema (foreign files: plain values).
+    """
+
+    def __init__(self, url: str, columns: Sequence[str] | None = None,
+                 filters: Any = None, shuffle: bool = False, seed: int = 0,
+                 rank: int | None = None, world_size: int | None = None,
+                 decode: bool = True) -> None:
+        self.url = url.rstrip("/")
+        self.columns = list(columns) if columns is not None else None
+        self.filter = pq.filters_to_expression(filters) if filters else None
+        self.shuffle = shuffle
+        self.seed = seed
+        self.rank, self.world_size = _place(rank, world_size)
+        self.decode = decode
+        self.epoch = 0
+        self.files = _parquet_files(self.url)
+        self.row_groups, arrow_schema = _row_groups(self.files)
+        self.schema = Schema.from_arrow(arrow_schema) if decode else None
+
+    def set_epoch(self, epoch: int) -> None:
+        """Use the shuffling order of ``epoch``."""
+        self.epoch = epoch
+
+    def my_row_groups(self) -> list[RowGroup]:
+        """The row groups this rank and DataLoader worker read this epoch, in order."""
+        order = list(self.row_groups)
+        if self.shuffle:
+            random.Random(self.seed + self.epoch).shuffle(order)
+        worker, workers = _worker()
+        reader = self.rank * workers + worker
+        return order[reader::self.world_size * workers]
+
+    def tables(self) -> Iterator[pa.Table]:
+        """Arrow tables of this reader's row groups (filtered, rows shuffled if asked)."""
+        rng = np.random.default_rng([self.seed, self.epoch, self.rank, _worker()[0]])
+        current_url, parquet = None, None
+        handle = None
+        try:
+            for group in self.my_row_groups():
+                if group.url != current_url:
+                    if handle is not None:
+                        handle.close()
+                    handle = open_url(group.url, "rb")
+                    parquet = pq.ParquetFile(handle)
+                    current_url = group.url
+                table = parquet.read_row_group(group.index, columns=self.columns)
+                if self.filter is not None:
+                    table = table.filter(self.filter)
+                if self.shuffle and table.num_rows > 1:
+                    table = table.take(rng.permutation(table.num_rows))
+                if table.num_rows:
+                    yield table
+        finally:
+            if handle is not None:
+                handle.close()
+
+    def _decode_column(self, name: str, values: list[Any]) -> list[Any]:
+        field = self.schema.fields.get(name) if self.schema else None
+        if field is None or field.codec == "scalar":
+            return values
+        return [field.decode(v) for v in values]
+
+
+class RowReader(ParquetReader):
+    """Iterates rows as dicts (arrays and images decoded)."""
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for table in self.tables():
+            columns = {name: self._decode_column(name, table.column(name).to_pylist())
+                       for name in table.column_names}
+            for i in range(table.num_rows):
+                yield {name: values[i] for name, values in columns.items()}
+
+
+class BatchReader(ParquetReader):
+    """Iterates batches: dicts of NumPy arrays (stacked when shapes agree, else lists).
+
+    Args:
+        batch_size: rows per batch; the last batch of this reader may be smaller.
+        (others as :class:`ParquetReader`)
+    """
+
+    def __init__(self, url: str, batch_size: int = 64, **kwargs: Any) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        super().__init__(url, **kwargs)
+        self.batch_size = batch_size
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        pending: list[pa.Table] = []
+        count = 0
+        for table in self.tables():
+            pending.append(table)
+            count += table.num_rows
+            while count >= self.batch_size:
+                merged = pa.concat_tables(pending)
+                yield self._batch(merged.slice(0, self.batch_size))
+                rest = merged.slice(self.batch_size)
+                pending, count = [rest], rest.num_rows
+        if count:
+            yield self._batch(pa.concat_tables(pending))
+
+    def _batch(self, table: pa.Table) -> dict[str, Any]:
+        batch = {}
+        for name in table.column_names:
+            field = self.schema.fields.get(name) if self.schema else None
+            column = table.column(name)
+            if field is None or field.codec == "scalar":
+                batch[name] = column.to_numpy(zero_copy_only=False)
+            else:
+                batch[name] = _stack(self._decode_column(name, column.to_pylist()))
+        return batch
+
+
+def _stack(values: list[Any]) -> Any:
+    shapes = {getattr(v, "shape", None) for v in values}
+    return np.stack(values) if len(shapes) == 1 and None not in shapes else values
+
+
+def _parquet_files(url: str) -> list[str]:
+    if url.endswith(".parquet"):
+        return [url]
+    with from_url(url) as fs:
+        names = sorted(n for n in fs.list(recursive=True) if n.endswith(".parquet")
+                       and not posixpath.basename(n).startswith((".", "_")))
+    if not names:
+        raise FileNotFoundError(f"no .parquet files under {url}")
+    return [posixpath.join(url, n) for n in names]
+
+
+def _row_groups(files: list[str]) -> tuple[list[RowGroup], pa.Schema]:
+    groups: list[RowGroup] = []
+    schema = None
+    for url in files:
+        with open_url(url, "rb") as f:
+            metadata = pq.ParquetFile(f).metadata
+        schema = schema or metadata.schema.to_arrow_schema()
+        groups += [RowGroup(url, i, metadata.row_group(i).num_rows)
+                   for i in range(metadata.num_row_groups)]
+    return groups, schema
+
+
+def _worker() -> tuple[int, int]:
+    try:
+        import torch.utils.data
+    except ImportError:
+        return 0, 1
+    info = torch.utils.data.get_worker_info()
+    return (info.id, info.num_workers) if info else (0, 1)
+
+
+def _place(rank: int | None, world_size: int | None) -> tuple[int, int]:
+    if rank is not None and world_size is not None:
+        if not 0 <= rank < world_size:
+            raise ValueError(f"rank {rank} is not in [0, {world_size})")
+        return rank, world_size
+    try:
+        import torch.distributed as dist
+    except ImportError:
+        return 0, 1
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1

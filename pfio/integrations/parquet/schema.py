@@ -1,0 +1,139 @@
+"""The schema of a pfio Parquet dataset: fields with dtypes, shapes and codecs."""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+#: key of the schema in the Parquet file's key-value metadata
+METADATA_KEY = b"pfio.schema"
+CODECS = ("scalar", "ndarray", "png", "jpeg")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One column.
+
+    Args:
+        name: the column name.
+        dtype: the NumPy dtype of the values (of the elements, for arrays and images).
+        shape: ``()`` for scalars; for arrays and images a tuple whose ``None`` entries are
+            variable dimensions.
+        codec: ``"scalar"`` (stored as an Arrow value), ``"ndarray"`` (``.npy`` bytes), ``"png"``
+            or ``"jpeg"`` (encoded images: uint8, HxW or HxWxC with C in 1, 3, 4).
+        nullable: whether values may be None.
+    """
+
+    name: str
+    dtype: Any
+    shape: tuple[int | None, ...] = ()
+    codec: str = "scalar"
+    nullable: bool = False
+
+    def __post_init__(self) -> None:
+        if self.codec not in CODECS:
+            raise ValueError(f"field {self.name!r}: unknown codec {self.codec!r}; use {CODECS}")
+        object.__setattr__(self, "dtype", np.dtype(self.dtype))
+        object.__setattr__(self, "shape", tuple(self.shape))
+        if self.codec == "scalar" and self.shape:
+            raise ValueError(f"field {self.name!r}: a scalar has shape (), not {self.shape}")
+        if self.codec in ("png", "jpeg") and self.dtype != np.uint8:
+            raise ValueError(f"field {self.name!r}: {self.codec} images must be uint8")
+
+    def arrow_type(self) -> pa.DataType:
+        if self.codec == "scalar":
+            return pa.string() if self.dtype.kind in "UO" else pa.from_numpy_dtype(self.dtype)
+        return pa.binary()
+
+    def encode(self, value: Any) -> Any:
+        """The stored form of ``value``."""
+        if value is None:
+            if not self.nullable:
+                raise ValueError(f"field {self.name!r} is not nullable")
+            return None
+        if self.codec == "scalar":
+            return value.item() if isinstance(value, np.generic) else value
+        array = np.asarray(value, dtype=self.dtype)
+        self._check_shape(array)
+        if self.codec == "ndarray":
+            buffer = io.BytesIO()
+            np.save(buffer, array, allow_pickle=False)
+            return buffer.getvalue()
+        return _encode_image(array, self.codec, self.name)
+
+    def decode(self, stored: Any) -> Any:
+        """The value of a stored cell."""
+        if stored is None or self.codec == "scalar":
+            return stored
+        if self.codec == "ndarray":
+            return np.load(io.BytesIO(stored), allow_pickle=False)
+        import cv2
+
+        image = cv2.imdecode(np.frombuffer(stored, np.uint8), cv2.IMREAD_UNCHANGED)
+        if image is None:
+            raise ValueError(f"field {self.name!r}: cannot decode the stored {self.codec}")
+        if image.ndim == 3:
+            image = cv2.cvtColor(image, cv2.COLOR_BGR2RGB if image.shape[2] == 3
+                                 else cv2.COLOR_BGRA2RGBA)
+        return image
+
+    def _check_shape(self, array: np.ndarray) -> None:
+        if len(array.shape) != len(self.shape) or any(
+                want is not None and want != got for want, got in zip(self.shape, array.shape,
+                                                                        strict=True)):
+            raise ValueError(
+                f"field {self.name!r}: shape {array.shape} does not match {self.shape}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "dtype": self.dtype.str, "shape": list(self.shape),
+                "codec": self.codec, "nullable": self.nullable}
+
+
+def _encode_image(array: np.ndarray, codec: str, name: str) -> bytes:
+    import cv2
+
+    if array.ndim == 3 and array.shape[2] in (3, 4):
+        array = cv2.cvtColor(array, cv2.COLOR_RGB2BGR if array.shape[2] == 3
+                             else cv2.COLOR_RGBA2BGRA)
+    ok, encoded = cv2.imencode(".png" if codec == "png" else ".jpg", array)
+    if not ok:
+        raise ValueError(f"field {name!r}: OpenCV could not encode the image as {codec}")
+    return encoded.tobytes()
+
+
+class Schema:
+    """An ordered set of :class:`Field`."""
+
+    def __init__(self, fields: list[Field]) -> None:
+        names = [f.name for f in fields]
+        if len(set(names)) != len(names):
+            raise ValueError(f"duplicate field names in {names}")
+        self.fields = {f.name: f for f in fields}
+
+    def arrow_schema(self) -> pa.Schema:
+        """The Arrow schema, carrying this schema in its metadata."""
+        return pa.schema(
+            [pa.field(f.name, f.arrow_type(), nullable=f.nullable) for f in self.fields.values()],
+            metadata={METADATA_KEY: json.dumps([f.to_json() for f in self.fields.values()])})
+
+    def encode_row(self, row: dict[str, Any]) -> dict[str, Any]:
+        missing = set(self.fields) - set(row)
+        extra = set(row) - set(self.fields)
+        if extra or (missing and any(not self.fields[m].nullable for m in missing)):
+            raise ValueError(f"row fields {sorted(row)} do not match the schema "
+                             f"{sorted(self.fields)}")
+        return {name: field.encode(row.get(name)) for name, field in self.fields.items()}
+
+    @classmethod
+    def from_arrow(cls, schema: pa.Schema) -> Schema | None:
+        """The schema stored in ``schema``'s metadata, or None for a foreign file."""
+        metadata = schema.metadata or {}
+        if METADATA_KEY not in metadata:
+            return None
+        return cls([Field(d["name"], d["dtype"], tuple(d["shape"]), d["codec"], d["nullable"])
+                    for d in json.loads(metadata[METADATA_KEY])])

@@ -1,0 +1,135 @@
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+import pfio
+from pfio.integrations.parquet import BatchReader, Field, RowReader, Schema, write_dataset
+from pfio.integrations.parquet.torch import ParquetBatchDataset, ParquetRowDataset
+
+SCHEMA = Schema([
+    Field("id", np.int64),
+    Field("image", np.uint8, (4, 4, 3), "png"),
+    Field("features", np.float32, (None, 2), "ndarray"),
+    Field("name", str),
+])
+
+
+def _row(i):
+    return {"id": i, "image": np.full((4, 4, 3), i % 256, np.uint8),
+            "features": np.full((i % 3 + 1, 2), i, np.float32), "name": f"row{i}"}
+
+
+@pytest.fixture
+def dataset(request):
+    url = f"mem://parquet-{request.node.name}/ds"
+    write_dataset(url, SCHEMA, (_row(i) for i in range(40)), row_group_size=5, rows_per_file=20)
+    return url
+
+
+def test_round_trip_restores_arrays_and_images(dataset):
+    rows = list(RowReader(dataset))
+    assert [r["id"] for r in rows] == list(range(40))
+    np.testing.assert_array_equal(rows[7]["image"], np.full((4, 4, 3), 7, np.uint8))
+    np.testing.assert_array_equal(rows[7]["features"], np.full((2, 2), 7, np.float32))
+    assert rows[7]["name"] == "row7"
+
+
+def test_files_and_row_groups_follow_the_sizes(dataset):
+    reader = RowReader(dataset)
+    assert [u.rsplit("/", 1)[1] for u in reader.files] == ["part-00000.parquet",
+                                                          "part-00001.parquet"]
+    assert [g.num_rows for g in reader.row_groups] == [5] * 8
+
+
+def test_schema_is_stored_in_the_file_metadata(dataset):
+    with pfio.open_url(f"{dataset}/part-00000.parquet", "rb") as f:
+        stored = Schema.from_arrow(pq.ParquetFile(f).schema_arrow)
+    assert stored.fields["features"].shape == (None, 2)
+
+
+def test_column_selection(dataset):
+    row = next(iter(RowReader(dataset, columns=["id", "name"])))
+    assert row == {"id": 0, "name": "row0"}
+
+
+def test_row_group_predicates(dataset):
+    ids = [r["id"] for r in RowReader(dataset, columns=["id"], filters=[("id", ">=", 33)])]
+    assert ids == list(range(33, 40))
+
+
+def test_shuffling_is_deterministic_and_changes_with_the_epoch(dataset):
+    def order(epoch):
+        reader = RowReader(dataset, columns=["id"], shuffle=True, seed=5)
+        reader.set_epoch(epoch)
+        return [r["id"] for r in reader]
+
+    assert order(0) == order(0)
+    assert order(0) != order(1)
+    assert sorted(order(1)) == list(range(40))
+
+
+def test_every_row_read_once_across_ranks_and_workers(dataset):
+    ids = []
+    for rank in range(2):
+        loader = torch.utils.data.DataLoader(
+            ParquetRowDataset(dataset, columns=["id"], rank=rank, world_size=2, shuffle=True),
+            batch_size=None, num_workers=2)
+        ids += [int(row["id"]) for row in loader]
+    assert sorted(ids) == list(range(40))
+
+
+def test_batches_stack_fixed_shapes_and_list_variable_ones(dataset):
+    batch = next(iter(BatchReader(dataset, batch_size=8)))
+    assert batch["image"].shape == (8, 4, 4, 3)
+    assert batch["id"].tolist() == list(range(8))
+    assert isinstance(batch["features"], list) and batch["features"][1].shape == (2, 2)
+
+
+def test_batch_sizes_cover_every_row(dataset):
+    sizes = [len(b["id"]) for b in BatchReader(dataset, batch_size=7, columns=["id"])]
+    assert sizes == [7, 7, 7, 7, 7, 5]
+
+
+def test_batch_dataset_yields_tensors(dataset):
+    batch = next(iter(ParquetBatchDataset(dataset, batch_size=4, columns=["id", "image"])))
+    assert isinstance(batch["image"], torch.Tensor) and batch["image"].shape == (4, 4, 4, 3)
+
+
+def test_foreign_parquet_file_is_read_by_the_batch_reader(request):
+    url = f"mem://parquet-{request.node.name}/plain.parquet"
+    table = pa.table({"x": list(range(10)), "y": [float(i) / 2 for i in range(10)]})
+    with pfio.open_url(url, "wb") as f:
+        pq.write_table(table, f, row_group_size=4)
+    batches = list(BatchReader(url, batch_size=10))
+    assert batches[0]["x"].tolist() == list(range(10))
+    assert batches[0]["y"][3] == 1.5
+
+
+def test_shape_mismatch_is_rejected(request):
+    with pytest.raises(ValueError, match="does not match"):
+        write_dataset(f"mem://parquet-{request.node.name}/bad", SCHEMA,
+                      [{**_row(0), "image": np.zeros((3, 3, 3), np.uint8)}])
+
+
+def test_unknown_fields_are_rejected(request):
+    with pytest.raises(ValueError, match="do not match the schema"):
+        write_dataset(f"mem://parquet-{request.node.name}/bad", SCHEMA, [{**_row(0), "x": 1}])
+
+
+def test_a_failed_write_publishes_no_file(request):
+    url = f"mem://parquet-{request.node.name}/partial"
+
+    def rows():
+        yield from (_row(i) for i in range(7))
+        raise RuntimeError("source broke")
+
+    with pytest.raises(RuntimeError):
+        write_dataset(url, SCHEMA, rows(), row_group_size=5)
+    assert list(pfio.from_url(url).list()) == []
+
+
+def test_missing_dataset_is_file_not_found():
+    with pytest.raises(FileNotFoundError):
+        RowReader("mem://parquet-missing/none")
