@@ -3,11 +3,13 @@ accept remote URIs.
 
 * ``imread``/``imreadmulti`` read a local copy from the object cache; a missing remote file
   gives ``None`` / ``(False, ())`` as a missing local file does.
-* ``VideoCapture`` streams the video through a seekable pfio file object
-  (``cv2.VideoCapture(fileobj, cv2.CAP_FFMPEG, [])``): no spool, and the object is a real
-  ``cv2.VideoCapture``.
+* ``VideoCapture`` opens a local copy from the object cache and is a real
+  ``cv2.VideoCapture``. (OpenCV 5.0 can also read a Python file object, but its
+  ``release()`` then calls back into Python without the GIL and aborts the process, so pfio
+  does not hand it one.)
 * ``imwrite`` writes a local temporary file with the URL's extension and uploads it when OpenCV
-  reports success; ``VideoWriter`` writes locally and uploads on ``release()``.
+  reports success; ``VideoWriter`` writes locally and uploads on ``release()`` (it returns a
+  transparent proxy of a real ``cv2.VideoWriter``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import contextlib
 import os
 from typing import Any
 
-from ..api import open_url
+import wrapt
+
 from .machinery import PatchSpec, define_target
 from .targets import is_remote, local_copy, upload_on_success
 
@@ -47,40 +50,44 @@ def _imwrite(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
 def _video_capture(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
     if not (args and is_remote(args[0])):
         return wrapped(*args, **kwargs)
-    import cv2
+    from ..cache.object_cache import default_object_cache
 
-    stream = open_url(args[0], "rb")
-    return wrapped(stream, cv2.CAP_FFMPEG, list(kwargs.get("params", [])))
+    try:
+        path = default_object_cache().get_path(args[0])
+    except FileNotFoundError:
+        return wrapped()  # a capture that is not opened, as for a missing local file
+    # the capture opens the file at once and keeps it open: eviction cannot take it away
+    return wrapped(path, *args[1:], **kwargs)
 
 
 def _video_writer(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
     if not (args and is_remote(args[0])):
         return wrapped(*args, **kwargs)
-    return _uploading_writer_class(wrapped)(args[0], *args[1:], **kwargs)
+    lease = contextlib.ExitStack()
+    path = lease.enter_context(upload_on_success(args[0]))
+    try:
+        writer = wrapped(path, *args[1:], **kwargs)
+    except BaseException as exc:
+        lease.__exit__(type(exc), exc, exc.__traceback__)
+        raise
+    return _UploadingVideoWriter(writer, lease)
 
 
-_writer_classes: dict[type, type] = {}
+class _UploadingVideoWriter(wrapt.ObjectProxy):
+    """A ``cv2.VideoWriter`` (``isinstance`` holds) writing a local file that is uploaded on
+    ``release()``.
 
+    A proxy rather than a subclass: subclass instances of OpenCV's types that carry Python
+    attributes crash the garbage collector.
+    """
 
-def _uploading_writer_class(base: type) -> type:
-    """A subclass of ``cv2.VideoWriter`` that writes a local file and uploads it on release."""
-    cls = _writer_classes.get(base)
-    if cls is not None:
-        return cls
+    def __init__(self, writer: Any, lease: contextlib.ExitStack) -> None:
+        super().__init__(writer)
+        self._self_lease = lease
 
-    class UploadingVideoWriter(base):  # type: ignore[misc, valid-type]
-        def __init__(self, url: str, *args: Any, **kwargs: Any) -> None:
-            self._pfio_upload = contextlib.ExitStack()
-            path = self._pfio_upload.enter_context(upload_on_success(url))
-            super().__init__(path, *args, **kwargs)
-
-        def release(self) -> None:
-            super().release()
-            self._pfio_upload.close()
-
-    UploadingVideoWriter.__name__ = UploadingVideoWriter.__qualname__ = "VideoWriter"
-    _writer_classes[base] = UploadingVideoWriter
-    return UploadingVideoWriter
+    def release(self) -> None:
+        self.__wrapped__.release()
+        self._self_lease.close()
 
 
 define_target("cv2", [
