@@ -113,7 +113,7 @@ def test_hdfstore_write_mode_uploads_on_close(mem):
     url, fs = mem
     patch_all("pandas")
     store = pd.HDFStore(f"{url}/s.h5", mode="w")
-    store.put("frame", _frame())
+    store.put("frame", _frame(), track_times=False)
     assert not fs.exists("s.h5")
     store.close()
     pd.testing.assert_frame_equal(pd.read_hdf(f"{url}/s.h5", "frame"), _frame())
