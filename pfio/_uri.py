@@ -12,6 +12,7 @@ object keys and are not split off as a query or a fragment.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 
@@ -51,6 +52,19 @@ class URI:
     def with_path(self, path: str) -> URI:
         """Return the same location with another path."""
         return URI(self.scheme, self.netloc, path)
+
+    def split(self) -> tuple[URI, str]:
+        """``(parent, name)``: the location of the directory holding this path, and the last
+        path component (``""`` at the root). A relative local path's parent is ``"."``.
+
+        >>> parse_uri("s3://bucket/dir/key").split()
+        (URI(scheme='s3', netloc='bucket', path='/dir'), 'key')
+        """
+        path = self.path.rstrip("/") or self.path
+        parent, name = posixpath.split(path)
+        if not parent and self.scheme == "file" and not path.startswith("/"):
+            parent = "."
+        return self.with_path(parent), name
 
 
 def parse_uri(url: str) -> URI:
@@ -117,6 +131,9 @@ def split_container_path(path: str) -> tuple[str, list[tuple[str, str]], str]:
     >>> split_container_path("/data/train.zip/img/1.jpg")
     ('/data', [('train.zip', 'zip')], 'img/1.jpg')
     """
+    lowered = path.lower()
+    if ".zip" not in lowered and ".tar" not in lowered and ".tgz" not in lowered:
+        return path, [], ""  # fast path: no component can name a container
     parts = path.split("/")
     containers: list[tuple[str, str]] = []
     start = 0

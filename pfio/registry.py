@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import sys
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -96,16 +97,28 @@ def resolve(scheme: str) -> Factory:
     Raises:
         ValueError: no filesystem serves ``scheme``; the message lists the known schemes.
     """
-    target = _registered.get(scheme) or _BUILTIN.get(scheme)
-    if target is None:
-        _load_entry_points()
-        target = _registered.get(scheme)
-    if target is None:
+    factory = _lookup(scheme)
+    if factory is None:
+        from . import config  # custom schemes of the INI file (PFIO 2.x); read once
+
+        factory = config.custom_factory(scheme, _lookup)
+    if factory is None:
         raise ValueError(
             f"unknown URL scheme {scheme!r}: known schemes are {', '.join(known_schemes())}; "
             f"register more with pfio.register_filesystem() or the {ENTRY_POINT_GROUP!r} "
             "entry-point group"
         )
+    return factory
+
+
+def _lookup(scheme: str) -> Factory | None:
+    """The factory of a built-in, registered or entry-point scheme; None for others."""
+    target = _registered.get(scheme) or _BUILTIN.get(scheme)
+    if target is None:
+        _load_entry_points()
+        target = _registered.get(scheme)
+    if target is None:
+        return None
     if isinstance(target, str):
         target = _import(target)
     return getattr(target, "from_uri", target)
@@ -118,7 +131,7 @@ def create(uri: URI, **options: Any) -> FS:
 
 def _import(path: str) -> Any:
     module_name, _, attribute = path.partition(":")
-    module = importlib.import_module(module_name)
+    module = sys.modules.get(module_name) or importlib.import_module(module_name)
     return getattr(module, attribute) if attribute else module
 
 
