@@ -235,8 +235,10 @@ class MemoryFS(FS):
                               self._url(dst_parts))
             parent = self._parent(dst_parts, create=True)
             target = parent.get(dst_parts[-1])
-            if isinstance(target, _Dir) and (target or not isinstance(node, _Dir)):
+            if isinstance(target, _Dir) and not isinstance(node, _Dir):
                 raise IsADirectoryError(errno.EISDIR, "is a directory", self._url(dst_parts))
+            if isinstance(target, _Dir) and target:
+                raise OSError(errno.ENOTEMPTY, "directory not empty", self._url(dst_parts))
             if isinstance(node, _Dir) and isinstance(target, _File):
                 raise NotADirectoryError(errno.ENOTDIR, "not a directory", self._url(dst_parts))
             del self._parent(src_parts, create=False)[src_parts[-1]]
