@@ -1,0 +1,175 @@
+"""The file objects behind compressed ``open``: a seekable decompressing reader and a
+compressing sink that publishes atomically."""
+
+from __future__ import annotations
+
+import errno
+import io
+import logging
+from collections.abc import Callable
+from typing import IO, Any
+
+from ..fs.writers import AtomicSink
+from .codecs import Codec, describe, is_decode_error
+
+logger = logging.getLogger(__name__)
+
+#: the largest piece decompressed at a time while skipping forward
+SKIP_CHUNK = 1024 * 1024
+
+#: compressed bytes fetched from the underlying file at a time (decoders ask for small pieces)
+RAW_BUFFER = 1024 * 1024
+
+
+def decode_error(codec: Codec, name: str, exc: BaseException) -> OSError:
+    """The ``OSError`` (``errno.EIO``, ``filename`` set) reporting bad compressed data."""
+    return OSError(errno.EIO, f"{describe(exc)} {codec.name} stream ({exc})", name)
+
+
+class DecompressingReader(io.RawIOBase):
+    """The decompressed bytes of a compressed file, as a seekable raw stream.
+
+    ``open_raw`` opens the compressed file in binary mode; ``raw`` is a file it already
+    opened (used first). Seeking forward decompresses and discards up to the target;
+    seeking backward starts over from the beginning of the compressed file (rewinding it
+    when it is seekable, opening it again otherwise), which costs a decompression of
+    everything before the target. Seeking from the end decompresses the whole file first.
+    A target past the end leaves the position at the end.
+
+    Bad or truncated data raises ``OSError`` with ``errno.EIO`` and ``filename`` = ``name``.
+    """
+
+    mode = "rb"
+
+    def __init__(self, open_raw: Callable[[], IO[bytes]], codec: Codec, name: str,
+                 raw: IO[bytes] | None = None) -> None:
+        super().__init__()
+        self.name = name
+        self._codec = codec
+        self._open_raw = open_raw
+        self._raw = _buffered(raw if raw is not None else open_raw())
+        self._stream = codec.reader(self._raw)
+        self._position = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        self._check_open()
+        return self._position
+
+    def readinto(self, buffer: Any) -> int:
+        self._check_open()
+        try:
+            count = self._stream.readinto(buffer)
+        except Exception as exc:
+            if is_decode_error(self._codec, exc):
+                raise decode_error(self._codec, self.name, exc) from exc
+            raise
+        self._position += count
+        return count
+
+    def readall(self) -> bytes:
+        chunks = []
+        while chunk := self.read(SKIP_CHUNK):
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        self._check_open()
+        if whence == io.SEEK_SET:
+            target = offset
+        elif whence == io.SEEK_CUR:
+            target = self._position + offset
+        elif whence == io.SEEK_END:
+            self._skip(None)
+            target = self._position + offset
+        else:
+            raise ValueError(f"invalid whence ({whence}, should be 0, 1 or 2)")
+        if target < 0:
+            raise ValueError(f"negative seek position {target}")
+        if target < self._position:
+            self._restart()
+        self._skip(target - self._position)
+        return self._position
+
+    def _skip(self, count: int | None) -> None:
+        """Decompress and drop ``count`` bytes (all the rest when None), or up to the end."""
+        scratch = memoryview(bytearray(SKIP_CHUNK if count is None
+                                       else min(max(count, 1), SKIP_CHUNK)))
+        while count is None or count > 0:
+            size = len(scratch) if count is None else min(count, len(scratch))
+            read = self.readinto(scratch[:size])
+            if not read:
+                return
+            if count is not None:
+                count -= read
+
+    def _restart(self) -> None:
+        logger.debug("seeking backward in %s: decompressing again from the start", self.name)
+        self._stream.close()
+        if self._raw.seekable():
+            self._raw.seek(0)
+        else:
+            self._raw.close()
+            self._raw = _buffered(self._open_raw())
+        self._stream = self._codec.reader(self._raw)
+        self._position = 0
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise ValueError("I/O operation on closed file")
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        try:
+            self._stream.close()
+        finally:
+            self._raw.close()
+            super().close()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._codec.name} name={self.name!r}>"
+
+
+def _buffered(raw: IO[bytes]) -> IO[bytes]:
+    """``raw`` behind a large read buffer, so that a decoder's small reads stay cheap."""
+    return io.BufferedReader(raw, RAW_BUFFER)  # type: ignore[arg-type]
+
+
+class CompressingSink(AtomicSink):
+    """Compresses what is written into ``raw`` (a binary writer of the target file).
+
+    Closing it ends the compressed stream and closes ``raw``, which publishes the file;
+    aborting it aborts ``raw`` (when ``raw`` can abort), so nothing is published.
+    """
+
+    def __init__(self, raw: IO[bytes], codec: Codec, name: str, level: int | None) -> None:
+        super().__init__(name)
+        self._raw = raw
+        self._stream = codec.writer(raw, level)
+
+    def _write(self, b: Any) -> int:
+        self._stream.write(b)
+        return memoryview(b).nbytes
+
+    def _commit(self) -> None:
+        self._stream.close()
+        self._raw.close()
+
+    def _discard(self) -> None:
+        abort = getattr(self._raw, "abort", None)
+        if abort is None:
+            logger.warning("%s cannot discard a partial write; closing it as written", self.name)
+        else:
+            abort()
+        try:
+            self._stream.close()
+        except Exception:  # the stream is being thrown away; its end does not matter
+            logger.debug("ending the discarded stream of %s failed", self.name, exc_info=True)
+        finally:
+            self._raw.close()
