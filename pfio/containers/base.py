@@ -167,7 +167,7 @@ class ArchiveFS(FS):
 
     def _backing(self) -> IO[bytes]:
         """The backing file of this process, opened on first use."""
-        if self._closed:
+        if self._closed and self._open_members <= 0:  # open members keep reading
             raise ValueError(f"I/O operation on a closed archive: {self.name}")
         if self._file is None or self._pid != os.getpid():
             with self._lock:
@@ -340,6 +340,51 @@ class ArchiveFS(FS):
 
     def _finish_writing(self) -> None:
         """Write what an archive open for writing still owes (its directory) before close."""
+
+    def _new_key(self, path: str) -> str:
+        """The key of a new member or directory at ``path`` (write mode), after checking that
+        the name is free and that no file stands where a parent directory should be.
+
+        Raises:
+            IsADirectoryError: ``path`` is the top or a directory.
+            FileExistsError: a member ``path`` was written already.
+            NotADirectoryError: a parent of ``path`` is a file.
+        """
+        key = self._key(path)
+        entries = self.index.entries
+        where = f"{self.name}/{key}"
+        existing = entries.get(key)
+        if not key or existing is not None and existing.is_dir:
+            raise IsADirectoryError(errno.EISDIR, "is a directory", where)
+        if existing is not None:
+            raise FileExistsError(errno.EEXIST, "an archive member cannot be replaced", where)
+        parent = posixpath.dirname(key)
+        while parent:
+            entry = entries.get(parent)
+            if entry is not None:
+                if not entry.is_dir:
+                    raise NotADirectoryError(errno.ENOTDIR, "not a directory",
+                                             f"{self.name}/{parent}")
+                break
+            parent = posixpath.dirname(parent)
+        return key
+
+    def _new_dir_key(self, path: str) -> str:
+        """The key of a new directory at ``path`` (write mode), as ``mkdir`` checks it.
+
+        Raises:
+            FileExistsError: ``path`` exists.
+            FileNotFoundError: the parent directory does not exist.
+            NotADirectoryError: a parent of ``path`` is a file.
+        """
+        key = self._key(path)
+        if key in self.index.entries:
+            raise FileExistsError(errno.EEXIST, "file exists", f"{self.name}/{key}")
+        key = self._new_key(path)
+        parent = posixpath.dirname(key)
+        if parent not in self.index.entries:
+            raise FileNotFoundError(errno.ENOENT, "no such directory", f"{self.name}/{parent}")
+        return key
 
     def _read_only(self, operation: str) -> io.UnsupportedOperation:
         return io.UnsupportedOperation(f"{operation}: archive {self.name} is read-only")

@@ -1,0 +1,225 @@
+"""``Tar``: a tar archive opened as a filesystem, over a file from any filesystem.
+
+Uncompressed tar (random access): the headers are read once when the archive is opened,
+in one pass that skips the members' data (see :mod:`pfio.containers.tar_index`);
+``exists``, ``stat`` and ``isdir`` are dictionary look-ups. A member up to
+``whole_member_limit`` bytes costs one read of the backing file (one ranged GET on S3) and
+is returned as an in-memory file; a larger one is streamed in chunks and is seekable.
+
+Compressed tar (``.tar.gz``/``.tgz``, or any archive starting with the gzip magic bytes):
+read-only and sequential by nature. Opening decompresses the whole archive once to build
+the index (nothing is kept but the index); reading a member decompresses the archive from
+its start up to the member, so each member read costs O(archive size) and a backward seek
+in a streamed member starts again from the archive's start. For random access, use an
+uncompressed tar (or a zip).
+
+Writing (``mode="w"``): a new archive is streamed to ``backend.open(path, "wb")`` and
+published when the archive is closed (see :mod:`pfio.containers.tar_writer`); a name ending
+in ``.tar.gz`` or ``.tgz`` writes a gzip-compressed archive.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import logging
+from collections.abc import Callable
+from types import TracebackType
+from typing import IO, Any
+
+from ..errors import ArchiveError
+from ..fs.base import FS
+from ..fs.modes import Mode
+from ..fs.writers import MemoryReader
+from .base import ArchiveFS, ArchiveIndex, Entry
+from .tar_index import DECODE_ERRORS, Member, Unreadable, decode_error, scan
+from .tar_io import RangeReader, ReadAt
+from .tar_writer import TarWriter
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["Tar", "ArchiveError"]
+
+GZIP_MAGIC = b"\x1f\x8b"
+GZIP_SUFFIXES = (".tar.gz", ".tgz")
+
+
+class Tar(ArchiveFS):
+    """The tar archive at ``file_path`` on ``backend``, as a filesystem.
+
+    Args:
+        backend: the filesystem holding the archive (any: local, S3, mem://, another
+            archive...).
+        file_path: the archive's path on ``backend``.
+        mode: ``"r"`` to read an existing archive, ``"w"`` to write a new one (published
+            by :meth:`close`; not at all if an exception leaves the ``with`` block).
+        whole_member_limit: members up to this size (bytes) are read whole into memory
+            with one read; larger ones are streamed.
+        stream_chunk_size: the largest read of the backing file when streaming.
+        spool_limit: write mode: a member being written is kept in memory up to this size,
+            then in a temporary file, until its writer is closed.
+
+    Members are read-only in read mode: ``open(name)`` in ``"rb"`` or ``"r"``. Hard links
+    and symbolic links to members of the archive read as their target; a link to a name
+    outside the archive raises ``FileNotFoundError`` when opened. Devices and fifos are
+    not listed. Sparse members are listed, and opening one raises
+    ``io.UnsupportedOperation``.
+
+    In write mode ``open(name, "wb"|"w"|"xb"|"x")`` returns a writer and ``mkdir``/
+    ``makedirs`` add directory entries. Members written so far are visible to
+    ``exists``/``stat``/``list``; they cannot be read until the archive is reopened.
+
+    Attributes:
+        compressed: the archive is gzip-compressed (read: found by its magic bytes, so a
+            ``.tar`` that is really gzipped reads too; write: a ``.tar.gz``/``.tgz`` name).
+
+    Raises:
+        ArchiveError: (read mode) the file is not a tar archive, or it is truncated or
+            corrupt; the message names the archive.
+        FileNotFoundError, IsADirectoryError: as ``backend.open`` raises them.
+    """
+
+    def __init__(self, backend: FS, file_path: str, mode: str = "r", *,
+                 whole_member_limit: int = 8 << 20, stream_chunk_size: int = 4 << 20,
+                 spool_limit: int = 8 << 20, **kwargs: Any) -> None:
+        super().__init__(backend, file_path, mode)
+        if kwargs:
+            logger.warning("Tar(%s): ignoring options %s", file_path, sorted(kwargs))
+        self._label = self.name  # for messages, computed once
+        self.whole_member_limit = whole_member_limit
+        self.stream_chunk_size = stream_chunk_size
+        self.compressed = False
+        self._writer: TarWriter | None = None
+        if mode == "w":
+            self.compressed = file_path.endswith(GZIP_SUFFIXES)
+            self._index = ArchiveIndex(self._label)
+            stream = backend.open(file_path, "wb")
+            self._writer = TarWriter(stream, self._label, self.compressed, self._index.add,
+                                     spool_limit)
+        else:
+            self._index = self._build_index()
+
+    # -- reading ------------------------------------------------------------------------
+
+    def _build_index(self) -> ArchiveIndex:
+        scanner = RangeReader(self._read_at, archive=self._label,
+                              max_chunk=self.stream_chunk_size)
+        with scanner:
+            self.compressed = scanner.read(2) == GZIP_MAGIC
+            scanner.seek(0)
+            if not self.compressed:
+                return scan(scanner, self._label)  # type: ignore[arg-type]
+            with gzip.GzipFile(fileobj=scanner, mode="rb") as stream:
+                return scan(stream, self._label)  # type: ignore[arg-type]
+
+    def _open_member(self, entry: Entry, buffering: int) -> IO[bytes]:
+        if self._writer is not None:
+            raise self._no_reading()
+        info = entry.info
+        if isinstance(info, Unreadable):
+            raise info.error(f"{self._label}: member {entry.name!r} {info.reason}")
+        if self.compressed:
+            return self._open_compressed(entry.name, info, buffering)
+        return self._open_range(self._read_at, entry.name, info, buffering)
+
+    def _open_range(self, read_at: ReadAt, name: str, info: Member, buffering: int,
+                    on_close: Callable[[], None] | None = None) -> IO[bytes]:
+        """A member whose data is ``info`` in the tar stream that ``read_at`` reads."""
+        if info.size <= self.whole_member_limit:
+            try:
+                data = read_at(info.offset, info.size)
+            finally:
+                if on_close is not None:
+                    on_close()
+            if len(data) != info.size:
+                raise ArchiveError(f"{self._label}: member {name!r} is cut short "
+                                   f"({len(data)} of {info.size} bytes): truncated archive")
+            return MemoryReader(data, name)
+        self._member_opened()
+
+        def closed() -> None:
+            if on_close is not None:
+                on_close()
+            self._member_closed()
+
+        raw = RangeReader(read_at, info.offset, info.size, archive=self._label, name=name,
+                          min_chunk=64 << 10, max_chunk=self.stream_chunk_size,
+                          on_close=closed)
+        if buffering == 0:
+            return raw
+        return io.BufferedReader(raw, buffering if buffering > 1 else io.DEFAULT_BUFFER_SIZE)
+
+    def _open_compressed(self, name: str, info: Member, buffering: int) -> IO[bytes]:
+        """A member of a compressed archive: decompressed from the archive's start."""
+        scanner = RangeReader(self._read_at, archive=self._label,
+                              max_chunk=self.stream_chunk_size)
+        stream = gzip.GzipFile(fileobj=scanner, mode="rb")
+
+        def read_at(offset: int, size: int) -> bytes:
+            try:
+                stream.seek(offset)
+                return stream.read(size)
+            except DECODE_ERRORS as exc:
+                raise decode_error(self._label, exc) from exc
+
+        def close() -> None:
+            stream.close()
+            scanner.close()
+
+        return self._open_range(read_at, name, info, buffering, close)
+
+    def _no_reading(self) -> io.UnsupportedOperation:
+        return io.UnsupportedOperation(f"archive {self._label} is open for writing; its members "
+                                       "cannot be read")
+
+    # -- writing ------------------------------------------------------------------------
+
+    def _open(self, path: str, mode: Mode, buffering: int, encoding: str | None,
+              errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:
+        if self._writer is None:
+            return super()._open(path, mode, buffering, encoding, errors, newline, **kwargs)
+        if mode.kind not in "wx" or mode.plus:
+            if mode.kind == "r" and not mode.plus:
+                raise self._no_reading()
+            raise io.UnsupportedOperation(f"archive {self._label} is open for writing; members "
+                                          f"cannot be opened in mode {mode.binary_mode!r}")
+        key = self._new_key(path)
+        if key in self._writer.pending:
+            raise FileExistsError(f"{self._label}: member {key!r} is being written already")
+        return self._writer.open_member(key, mode, buffering, encoding, errors, newline)
+
+    def mkdir(self, path: str, mode: int = 0o777, *args: Any, **kwargs: Any) -> None:
+        """Add a directory entry (write mode); its parent must exist.
+
+        Raises:
+            FileExistsError: ``path`` exists.
+            FileNotFoundError: the parent directory does not exist.
+            io.UnsupportedOperation: the archive is open for reading.
+        """
+        if self._writer is None:
+            super().mkdir(path, mode)
+            return
+        self._writer.add_dir(self._new_dir_key(path))
+
+    def makedirs(self, path: str, mode: int = 0o777, exist_ok: bool = False) -> None:
+        if self._writer is None:
+            super().makedirs(path, mode, exist_ok)
+        else:
+            FS.makedirs(self, path, mode, exist_ok)
+
+    def _finish_writing(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if exc_type is not None and self._writer is not None:
+            self._writer.abandon()
+        self.close()
+
+    def __del__(self) -> None:
+        writer = self.__dict__.get("_writer")
+        if writer is not None and not writer.closed:
+            logger.warning("tar archive %s open for writing was never closed: not published",
+                           self.file_path)
+            writer.abandon()

@@ -1,0 +1,241 @@
+"""``Zip``: a zip archive opened as a filesystem, over a file from any filesystem.
+
+Reading: the central directory is parsed once when the archive is opened (at most two reads
+of the backing file, see :mod:`pfio.containers.zip_format`); ``exists``, ``stat`` and
+``isdir`` are dictionary look-ups. A member up to ``whole_member_limit`` bytes costs one read
+of the backing file (one ranged GET on S3) and is returned as an in-memory file; a larger one
+is streamed in chunks (see :mod:`pfio.containers.zip_member`). CRC-32 is always checked.
+
+Writing (``mode="w"``): a new archive is streamed to ``backend.open(path, "wb")`` and
+published when the archive is closed (see :mod:`pfio.containers.zip_writer`).
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import weakref
+from types import TracebackType
+from typing import IO, Any
+
+from ..errors import ArchiveError, MemberNotFoundError
+from ..fs.base import FS
+from ..fs.modes import Mode
+from ..fs.stat import FileStat
+from ..fs.writers import MemoryReader, text_reader
+from .base import ArchiveFS, ArchiveIndex, Entry
+from .zip_format import FLAG_ENCRYPTED, MemberInfo, read_central_directory
+from .zip_member import DEFLATED, STORED, check_readable, open_stream, read_member
+from .zip_writer import ArchiveWriter, compress_type
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["Zip", "ZipFileStat", "ArchiveError"]
+
+
+class ZipFileStat(FileStat):
+    """The :class:`~pfio.fs.stat.FileStat` of a zip member (or directory entry), with
+    ``compressed_size``, ``crc32`` and ``compress_type`` (the zip method number)."""
+
+    def __init__(self, filename: str, size: int, mode: int, last_modified: float | None,
+                 info: MemberInfo) -> None:
+        super().__init__(filename, size, mode, last_modified)
+        self._info = info
+
+    @property
+    def compressed_size(self) -> int:
+        return self._info.compressed_size
+
+    @property
+    def crc32(self) -> int:
+        return self._info.crc
+
+    @property
+    def compress_type(self) -> int:
+        return self._info.method
+
+
+class Zip(ArchiveFS):
+    """The zip archive at ``file_path`` on ``backend``, as a filesystem.
+
+    Args:
+        backend: the filesystem holding the archive (any: local, S3, mem://, another
+            archive...).
+        file_path: the archive's path on ``backend``.
+        mode: ``"r"`` to read an existing archive, ``"w"`` to write a new one (published
+            by :meth:`close`; not at all if an exception leaves the ``with`` block).
+        create: accepted for PFIO 2.x; it only makes sense with ``mode="w"``.
+        whole_member_limit: members up to this size (bytes, uncompressed) are read whole
+            into memory with one read; larger ones are streamed.
+        stream_chunk_size: bytes read from the backing file at a time when streaming.
+        compression: write mode: "deflated" (default), "stored", "bzip2" or "lzma"; a
+            member may override it with ``open(name, "wb", compression_type=...)``.
+        compresslevel: write mode: as for :class:`zipfile.ZipFile`.
+
+    In write mode members are written one at a time: ``open(name, "wb"|"w"|"xb"|"x",
+    size=None, compression_type=None)`` returns a writer; ``size`` (when known) lets small
+    members skip zip64 fields. ``mkdir``/``makedirs`` write directory entries. Members
+    written so far are visible to ``exists``/``stat``/``list``; reading them is not
+    supported (``io.UnsupportedOperation``).
+
+    Raises:
+        ArchiveError: (read mode) the file is not a zip archive, or it is truncated or
+            corrupt; the message names the archive.
+        FileNotFoundError, IsADirectoryError: as ``backend.open`` raises them.
+    """
+
+    def __init__(self, backend: FS, file_path: str, mode: str = "r", create: bool = False,
+                 *, whole_member_limit: int = 8 << 20, stream_chunk_size: int = 4 << 20,
+                 compression: str | int = "deflated", compresslevel: int | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(backend, file_path, mode)
+        if create and mode != "w":
+            raise ValueError("create=True needs mode='w': a zip archive is created by "
+                             "writing it")
+        if kwargs:
+            logger.warning("Zip(%s): ignoring options %s", file_path, sorted(kwargs))
+        self._label = self.name  # for messages, computed once
+        self.whole_member_limit = whole_member_limit
+        self.stream_chunk_size = stream_chunk_size
+        self._writer: ArchiveWriter | None = None
+        if mode == "w":
+            self._index = ArchiveIndex(self._label)
+            method = compress_type(compression)  # checked before the stream is opened
+            self._writer = ArchiveWriter(backend.open(file_path, "wb"), self._label, method,
+                                         compresslevel, self._index)
+            # an archive dropped (or left at exit) without close() is not published
+            weakref.finalize(self, self._writer.discard_if_open)
+        else:
+            try:
+                self._index = self._build_index()
+            except BaseException:
+                self._release()  # do not keep the backing file of an unreadable archive
+                raise
+
+    # -- reading ------------------------------------------------------------------------
+
+    def _build_index(self) -> ArchiveIndex:
+        index = ArchiveIndex(self._label)
+        add = index.add
+        for name, size, mtime, mode, info in read_central_directory(
+                self._read_tail, self._read_at, self._label):
+            add(name, name.endswith("/"), size=size, mtime=mtime, mode=mode, info=info)
+        return index
+
+    def open(self, path: str, mode: str = "rb", buffering: int = -1,
+             encoding: str | None = None, errors: str | None = None,
+             newline: str | None = None, compression: str | None = None,
+             **kwargs: Any) -> IO[Any]:
+        """Open a member; see :meth:`pfio.fs.base.FS.open` (members are read-only in read
+        mode, write-only in write mode)."""
+        # fast path: a plain read of a name exactly as it is in the index
+        if (mode == "rb" and encoding is None and errors is None and newline is None
+                or mode == "r") and compression is None and not kwargs \
+                and self._writer is None:
+            entry = self._lookup(path)
+            if entry is not None and not entry.is_dir:
+                member = self._open_member(entry, buffering)
+                return member if mode == "rb" else text_reader(member, encoding, errors,
+                                                               newline)
+        return super().open(path, mode, buffering, encoding, errors, newline, compression,
+                            **kwargs)
+
+    # -- names: a name as it is in the index is found without normalising it -------------
+
+    def _lookup(self, path: str) -> Entry | None:
+        entries = self._index.entries
+        entry = entries.get(f"{self.root}/{path}" if self.root else path)
+        return entry if entry is not None else entries.get(self._key(path))
+
+    def _entry(self, path: str) -> Entry:
+        entry = self._lookup(path)
+        if entry is None:
+            raise MemberNotFoundError(self._label, self._key(path))
+        return entry
+
+    def stat(self, path: str) -> FileStat:
+        entry = self._entry(path)
+        return self._stat(entry, entry.name)
+
+    def exists(self, path: str) -> bool:
+        return self._lookup(path) is not None
+
+    def isdir(self, path: str) -> bool:
+        entry = self._lookup(path)
+        return entry is not None and entry.is_dir
+
+    def _open_member(self, entry: Entry, buffering: int) -> IO[bytes]:
+        if self._writer is not None:
+            raise self._no_reading()
+        if self._closed:
+            raise ValueError(f"I/O operation on a closed archive: {self._label}")
+        info = entry.info
+        if info.method != STORED and info.method != DEFLATED or info.flags & FLAG_ENCRYPTED:
+            check_readable(info, self._label, entry.name)
+        if entry.size <= self.whole_member_limit:
+            return MemoryReader(read_member(self._read_at, info, entry.size, self._label,
+                                            entry.name), entry.name)
+        self._member_opened()
+        try:
+            raw = open_stream(self._read_at, info, entry.size, self._label, entry.name,
+                              self.stream_chunk_size, self._member_closed)
+        except BaseException:
+            self._member_closed()
+            raise
+        if buffering == 0:
+            return raw
+        return io.BufferedReader(raw, buffering if buffering > 1 else io.DEFAULT_BUFFER_SIZE)
+
+    def _no_reading(self) -> io.UnsupportedOperation:
+        return io.UnsupportedOperation(f"archive {self._label} is open for writing; its members "
+                                       "cannot be read")
+
+    def _stat(self, entry: Entry, filename: str) -> FileStat:
+        if entry.info is None:  # a directory only implied by member names
+            return FileStat(filename, entry.size, entry.mode, entry.mtime)
+        return ZipFileStat(filename, entry.size, entry.mode, entry.mtime, entry.info)
+
+    # -- writing ------------------------------------------------------------------------
+
+    def _open(self, path: str, mode: Mode, buffering: int, encoding: str | None,
+              errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:
+        if self._writer is None:
+            return super()._open(path, mode, buffering, encoding, errors, newline, **kwargs)
+        if mode.kind not in "wx" or mode.plus:
+            if mode.kind == "r" and not mode.plus:
+                raise self._no_reading()
+            raise io.UnsupportedOperation(f"archive {self._label} is open for writing; members "
+                                          f"cannot be opened in mode {mode.binary_mode!r}")
+        key = self._new_key(path)
+        return self._writer.open_member(key, mode, buffering, encoding, errors, newline,
+                                        size=kwargs.pop("size", None),
+                                        compression=kwargs.pop("compression_type", None))
+
+    def mkdir(self, path: str, mode: int = 0o777, *args: Any, **kwargs: Any) -> None:
+        """Write a directory entry (write mode); its parent must exist.
+
+        Raises:
+            FileExistsError: ``path`` exists.
+            FileNotFoundError: the parent directory does not exist.
+            io.UnsupportedOperation: the archive is open for reading.
+        """
+        if self._writer is None:
+            super().mkdir(path, mode)
+            return
+        self._writer.write_dir(self._new_dir_key(path))
+
+    def makedirs(self, path: str, mode: int = 0o777, exist_ok: bool = False) -> None:
+        if self._writer is None:
+            super().makedirs(path, mode, exist_ok)
+        else:
+            FS.makedirs(self, path, mode, exist_ok)
+
+    def _finish_writing(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if exc_type is not None and self._writer is not None:
+            self._writer.abandon()
+        self.close()
