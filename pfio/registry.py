@@ -40,6 +40,9 @@ _BUILTIN: dict[str, str] = {
     "hdfs": "pfio.fs.hdfs:Hdfs",
 }
 
+#: serves the schemes pfio has no backend of its own for, through fsspec (loaded lazily)
+FSSPEC_FALLBACK = "pfio.integrations.fsspec:FsspecFS"
+
 _lock = threading.Lock()
 _registered: dict[str, Factory | str] = {}
 _entry_points_loaded = False
@@ -78,7 +81,8 @@ def unregister_filesystem(scheme: str) -> None:
 
 
 def known_schemes() -> list[str]:
-    """Every scheme that :func:`pfio.from_url` can serve, sorted."""
+    """Every scheme served by pfio's own or registered filesystems, sorted (fsspec serves
+    more as a fallback; see :func:`resolve`)."""
     _load_entry_points()
     return sorted(set(_BUILTIN) | set(_registered))
 
@@ -94,6 +98,10 @@ def is_registered(scheme: str) -> bool:
 def resolve(scheme: str) -> Factory:
     """Return the factory of ``scheme``.
 
+    In order: registered and built-in schemes, entry points of the ``pfio.filesystems``
+    group, custom schemes of the INI file (:mod:`pfio.config`), and finally any protocol of
+    an installed fsspec (:class:`pfio.integrations.fsspec.FsspecFS`).
+
     Raises:
         ValueError: no filesystem serves ``scheme``; the message lists the known schemes.
     """
@@ -103,12 +111,26 @@ def resolve(scheme: str) -> Factory:
 
         factory = config.custom_factory(scheme, _lookup)
     if factory is None:
+        factory = _fsspec_fallback(scheme)
+    if factory is None:
         raise ValueError(
             f"unknown URL scheme {scheme!r}: known schemes are {', '.join(known_schemes())}; "
             f"register more with pfio.register_filesystem() or the {ENTRY_POINT_GROUP!r} "
             "entry-point group"
         )
     return factory
+
+
+def _fsspec_fallback(scheme: str) -> Factory | None:
+    """A pfio filesystem over fsspec's implementation of ``scheme`` (``gs``, ``https``,
+    ``memory``, ...), when fsspec is installed and knows the scheme."""
+    try:
+        from fsspec.registry import known_implementations, registry
+    except ImportError:
+        return None
+    if scheme not in known_implementations and scheme not in registry:
+        return None
+    return _import(FSSPEC_FALLBACK).from_uri
 
 
 def _lookup(scheme: str) -> Factory | None:

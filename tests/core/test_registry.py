@@ -92,7 +92,8 @@ def test_entry_point_of_an_installed_distribution_adds_a_scheme(tmp_path):
         fs = pfio.from_url("dummy://box/data")
         with fs.open("x.txt", "w") as f:
             f.write("plugged in")
-        print(type(fs).__name__, fs.name, fs.open("x.txt", "r").read(), "dummy" in pfio.known_schemes())
+        known = "dummy" in pfio.known_schemes()
+        print(type(fs).__name__, fs.name, fs.open("x.txt", "r").read(), known)
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          check=True, env={"PYTHONPATH": str(tmp_path)}).stdout

@@ -55,3 +55,17 @@ def test_fsspec_write_error_publishes_nothing(request):
         f.write("half")
         raise RuntimeError
     assert not fs.exists("half.txt")
+
+
+def test_from_url_falls_back_to_fsspec_for_its_schemes(request):
+    fs = pfio.from_url(f"memory://fallback-{request.node.name}/data")
+    assert isinstance(fs, FsspecFS)
+    with fs.open("a.txt", "w") as f:
+        f.write("via fsspec")
+    assert pfio.open_url(f"memory://fallback-{request.node.name}/data/a.txt").read() == \
+        "via fsspec"
+
+
+def test_scheme_unknown_to_fsspec_too_is_still_an_error():
+    with pytest.raises(ValueError, match="unknown URL scheme 'nosuchproto'"):
+        pfio.from_url("nosuchproto://x")
