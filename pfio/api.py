@@ -28,20 +28,34 @@ def from_url(url: str, *, create: bool = False, **options: Any) -> FS:
         create: create the root directory when it is missing (where the backend has
             directories).
         options: backend options.
+        cache: (option) read files through an object cache: True for the default one
+            (``$XDG_CACHE_HOME/pfio/objects``), a directory, or a
+            :class:`pfio.cache.ObjectCache`; see :class:`pfio.cache.CachedFS`. A container
+            on the path reads its backing file through the cache.
 
     Raises:
         ValueError: a malformed URL, or a scheme that no filesystem serves (the message lists
             the known ones).
     """
     uri = parse_uri(url)
+    cache = options.pop("cache", None)
     if create:
         options["create"] = True
     outer, containers, _ = split_container_path(uri.path)
     if not containers:
-        return registry.create(uri, **options)
-    fs, rest = _descend(registry.create(uri.with_path(outer), **options),
+        return _cached(registry.create(uri, **options), cache)
+    fs, rest = _descend(_cached(registry.create(uri.with_path(outer), **options), cache),
                         uri.path[len(outer):])
     return fs.subfs(rest) if rest else fs
+
+
+def _cached(fs: FS, cache: Any) -> FS:
+    """``fs`` read through the object cache ``cache`` names (None or False: no cache)."""
+    if cache is None or cache is False:
+        return fs
+    from .cache.cached_fs import CachedFS
+
+    return CachedFS(fs, cache)
 
 
 def _descend(fs: FS, path: str) -> tuple[FS, str]:

@@ -1,0 +1,201 @@
+"""Block files: a large remote file cached in fixed-size blocks in one sparse local file.
+
+Layout of a ``<key>.blk`` file::
+
+    0      header: magic ``PFIOBLK1``, block size (uint64), file size (uint64)
+    4096   one byte per block: 1 once the block is present
+    D      the blocks, block ``i`` at ``D + i * block_size`` (D: the next multiple of 4096)
+
+The file is created sparse with the source's full size, so a block not read yet takes no
+disk space. A block is written before its presence byte, so readers in any process take a
+set byte as a promise that the block is complete. Two processes missing the same block at
+the same moment may both fetch it (they write the same bytes).
+"""
+
+from __future__ import annotations
+
+import io
+import mmap
+import os
+import struct
+import threading
+import time
+from typing import IO, Any
+
+from ..trace import hook
+from .object_cache import ObjectCache, Source
+
+HEADER = struct.Struct("<8sQQ")
+MAGIC = b"PFIOBLK1"
+_BITMAP_AT = 4096
+_PAGE = 4096
+
+
+def _data_start(nblocks: int) -> int:
+    return -(-(_BITMAP_AT + nblocks) // _PAGE) * _PAGE
+
+
+def block_file_filler(block_size: int):
+    """The ``fill`` function of :meth:`ObjectCache.acquire` that makes an empty block file
+    for the source's size."""
+
+    def fill(source: Source, fd: int) -> dict[str, Any]:
+        size = source.stat().size
+        nblocks = -(-size // block_size)
+        os.pwrite(fd, HEADER.pack(MAGIC, block_size, size), 0)
+        os.ftruncate(fd, _data_start(nblocks) + size)
+        return {"block_size": block_size}
+
+    return fill
+
+
+class BlockFile(io.RawIOBase):
+    """A read-only file whose bytes come from a block file, fetching missing blocks from
+    the source. It has ``read_at(offset, size)``, ``read_tail(size)`` and ``size``, which
+    archives use to read members without moving a shared position.
+
+    Args:
+        cache: the object cache holding the block file.
+        source: the file to read.
+        block_size: the block size of a new block file (an existing one keeps its own).
+    """
+
+    def __init__(self, cache: ObjectCache, source: Source, block_size: int) -> None:
+        super().__init__()
+        self._cache = cache
+        self._source = source
+        fd, self.was_cached = cache.acquire(source, ".blk", block_file_filler(block_size),
+                                            os.O_RDWR)
+        self._fd = fd
+        try:
+            magic, self.block_size, self.size = HEADER.unpack(os.pread(fd, HEADER.size, 0))
+            if magic != MAGIC:
+                raise ValueError(f"not a block file: {source.identity}")
+            nblocks = -(-self.size // self.block_size)
+            self._data_at = _data_start(nblocks)
+            self._map = mmap.mmap(fd, self._data_at, mmap.MAP_SHARED, mmap.PROT_READ)
+        except BaseException:
+            os.close(fd)
+            super().close()
+            raise
+        self.name = source.identity
+        self._pos = 0
+        self._remote: IO[bytes] | None = None
+        self._lock = threading.Lock()
+
+    # -- positional reads ----------------------------------------------------------------
+
+    def read_at(self, offset: int, size: int) -> bytes:
+        """Up to ``size`` bytes at ``offset`` (fewer at the end of the file)."""
+        if self.closed:
+            raise ValueError("I/O operation on a closed file")
+        end = min(self.size, offset + size)
+        if end <= offset:
+            return b""
+        first, last = offset // self.block_size, (end - 1) // self.block_size
+        start = time.perf_counter() if hook.ENABLED else 0.0
+        present = self._map[_BITMAP_AT + first:_BITMAP_AT + last + 1]
+        hit = b"\x00" not in present
+        if not hit:
+            self._fetch_missing(first, present)
+        data = os.pread(self._fd, end - offset, self._data_at + offset)
+        if start:
+            hook.record_cache("block", hit, len(data), time.perf_counter() - start,
+                              self._source.identity)
+        return data
+
+    def read_tail(self, size: int) -> tuple[int, bytes]:
+        """The last ``size`` bytes and the offset they start at."""
+        start = max(0, self.size - size)
+        return start, self.read_at(start, self.size - start)
+
+    def _fetch_missing(self, first: int, present: bytes) -> None:
+        with self._lock:
+            index = 0
+            while index < len(present):
+                if present[index]:
+                    index += 1
+                    continue
+                run = index
+                while index < len(present) and not present[index]:
+                    index += 1
+                self._fetch(first + run, index - run)
+
+    def _fetch(self, block: int, count: int) -> None:
+        offset = block * self.block_size
+        length = min(self.size, offset + count * self.block_size) - offset
+        data = self._read_source(offset, length)
+        if len(data) != length:
+            raise OSError(f"{self._source.identity} changed while being cached: short read "
+                          f"at {offset}")
+        view = memoryview(data)
+        position = self._data_at + offset
+        while view:
+            written = os.pwrite(self._fd, view, position)
+            view, position = view[written:], position + written
+        os.pwrite(self._fd, b"\x01" * count, _BITMAP_AT + block)
+        self._cache.note_added(length)
+
+    def _read_source(self, offset: int, length: int) -> bytes:
+        if self._remote is None:
+            self._remote = self._source.fs.open(self._source.path, "rb")
+        read_at = getattr(self._remote, "read_at", None)
+        if read_at is not None:
+            return read_at(offset, length)
+        self._remote.seek(offset)
+        return self._remote.read(length)
+
+    # -- file object ---------------------------------------------------------------------
+
+    def readable(self) -> bool:
+        """True."""
+        return True
+
+    def seekable(self) -> bool:
+        """True."""
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        """Read into ``buffer`` from the current position; return the bytes read."""
+        view = memoryview(buffer).cast("B")
+        data = self.read_at(self._pos, len(view))
+        view[:len(data)] = data
+        self._pos += len(data)
+        return len(data)
+
+    def readall(self) -> bytes:
+        """The rest of the file."""
+        data = self.read_at(self._pos, self.size - self._pos)
+        self._pos += len(data)
+        return data
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        """Move the position (as ``io.IOBase.seek``); return it."""
+        if whence == io.SEEK_SET:
+            position = offset
+        elif whence == io.SEEK_CUR:
+            position = self._pos + offset
+        elif whence == io.SEEK_END:
+            position = self.size + offset
+        else:
+            raise ValueError(f"invalid whence ({whence})")
+        if position < 0:
+            raise ValueError(f"negative seek position {position}")
+        self._pos = position
+        return position
+
+    def tell(self) -> int:
+        """The current position."""
+        return self._pos
+
+    def close(self) -> None:
+        """Release the block file (to eviction) and the source file."""
+        if not self.closed:
+            self._map.close()
+            os.close(self._fd)
+            if self._remote is not None:
+                self._remote.close()
+        super().close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        raise TypeError(f"cannot pickle an open file: {self.name}")

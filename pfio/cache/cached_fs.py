@@ -1,0 +1,143 @@
+"""``CachedFS``: any filesystem, read through an :class:`~pfio.cache.ObjectCache`.
+
+Small files are cached whole (the cached copy is opened as a plain local file); larger ones
+in blocks of a sparse local file, fetched as they are read (see :mod:`pfio.cache.blocks`),
+so a zip archive on S3 opened through a ``CachedFS`` reads its central directory and its
+members from local disk from the second epoch on, with no request to S3 at all (with
+``validate="never"`` or ``"ttl"``; ``"open"`` asks the source for a stat on each open).
+Everything else (listing, stat, writes, removal) goes to the wrapped filesystem; writes,
+removals and renames forget what is cached of the paths they touch.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Iterator
+from typing import IO, Any
+
+from ..fs.base import FS
+from ..fs.modes import Mode
+from ..fs.stat import FileStat
+from .blocks import BlockFile
+from .object_cache import ObjectCache, Source
+
+
+def make_object_cache(cache: ObjectCache | str | os.PathLike[str] | bool) -> ObjectCache:
+    """The object cache a ``cache=`` option names: an :class:`ObjectCache`, a directory for
+    one, or True for the default one (``$XDG_CACHE_HOME/pfio/objects``)."""
+    if isinstance(cache, ObjectCache):
+        return cache
+    if cache is True:
+        from .object_cache import default_object_cache
+
+        return default_object_cache()
+    if isinstance(cache, (str, os.PathLike)):
+        return ObjectCache(os.fspath(cache))
+    raise TypeError(f"cache must be True, a directory or an ObjectCache, not {cache!r}")
+
+
+class CachedFS(FS):
+    """Reads ``fs`` through ``cache``.
+
+    Args:
+        fs: the filesystem to read through the cache.
+        cache: an :class:`ObjectCache`, a directory for one, or True for the default.
+        whole_file_limit: files up to this size (bytes) are cached whole; larger ones in
+            blocks.
+        block_size: the block size of block-cached files.
+    """
+
+    def __init__(self, fs: FS, cache: ObjectCache | str | bool = True, *,
+                 whole_file_limit: int = 16 << 20, block_size: int = 1 << 20) -> None:
+        super().__init__()
+        if block_size <= 0:
+            raise ValueError("block_size must be positive")
+        self.fs = fs
+        self.cache = make_object_cache(cache)
+        self.whole_file_limit = whole_file_limit
+        self.block_size = block_size
+        self.scheme = fs.scheme
+
+    def __repr__(self) -> str:
+        return f"CachedFS({self.fs!r}, {self.cache!r})"
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _open(self, path: str, mode: Mode, buffering: int, encoding: str | None,
+              errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:
+        if mode.writing or kwargs:
+            if mode.writing:
+                self._forget(path)
+            text_or_binary = mode.binary_mode if mode.binary else mode.binary_mode[:-1]
+            return self.fs.open(path, text_or_binary, buffering, encoding, errors, newline,
+                                **kwargs)
+        return super()._open(path, mode, buffering, encoding, errors, newline)
+
+    def _open_binary(self, path: str, mode: Mode, buffering: int, encoding: str | None,
+                     errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:
+        source = Source(self.fs, path)
+        local = self.cache.open_cached(source)
+        if local is not None:
+            return local
+        if self.cache.has_entry(source, ".blk") or \
+                source.stat().size > self.whole_file_limit:
+            return BlockFile(self.cache, source, self.block_size)
+        return self.cache.open_source(source)
+
+    # -- delegated -----------------------------------------------------------------------
+
+    def list(self, path: str = "", recursive: bool = False,
+             detail: bool = False) -> Iterator[Any]:
+        """See :meth:`FS.list` (not cached)."""
+        return self.fs.list(path, recursive, detail)
+
+    def stat(self, path: str) -> FileStat:
+        """See :meth:`FS.stat` (not cached)."""
+        return self.fs.stat(path)
+
+    def isdir(self, path: str) -> bool:
+        """See :meth:`FS.isdir`."""
+        return self.fs.isdir(path)
+
+    def exists(self, path: str) -> bool:
+        """See :meth:`FS.exists`."""
+        return self.fs.exists(path)
+
+    def mkdir(self, path: str, mode: int = 0o777) -> None:
+        """See :meth:`FS.mkdir`."""
+        self.fs.mkdir(path, mode)
+
+    def makedirs(self, path: str, mode: int = 0o777, exist_ok: bool = False) -> None:
+        """See :meth:`FS.makedirs`."""
+        self.fs.makedirs(path, mode, exist_ok)
+
+    def remove(self, path: str, recursive: bool = False) -> None:
+        """Remove ``path`` from the wrapped filesystem and forget its cached copy."""
+        self.fs.remove(path, recursive)
+        self._forget(path)
+
+    def rename(self, src: str, dst: str) -> None:
+        """Rename on the wrapped filesystem and forget what is cached of both paths."""
+        self.fs.rename(src, dst)
+        self._forget(src)
+        self._forget(dst)
+
+    def _forget(self, path: str) -> None:
+        self.cache.invalidate_source(Source(self.fs, path))
+
+    def subfs(self, path: str) -> CachedFS:
+        """The same cache over ``fs.subfs(path)``."""
+        sub = copy.copy(self)
+        sub.fs = self.fs.subfs(path)
+        return sub
+
+    def _root(self) -> str:
+        return self.fs._root()
+
+    def _describe(self, path: str) -> str:
+        return self.fs._describe(path)
+
+    def close(self) -> None:
+        """Close the wrapped filesystem."""
+        self.fs.close()

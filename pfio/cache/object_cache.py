@@ -1,0 +1,386 @@
+"""``ObjectCache``: local copies of remote files, shared by processes.
+
+Layout under the cache directory (mode 0700)::
+
+    <dir>/<kk>/<key>.obj    a whole file            <key>.meta   what it was fetched from
+    <dir>/<kk>/<key>.blk    a block file (sparse)   <key>.lock   the download lock
+    <dir>/<kk>/<key>.*.part a download in progress
+
+``key`` is the SHA-256 of the source's identity (URL, endpoint, bucket, store, archive):
+see :mod:`pfio.cache.identity`. A download goes to a ``.part`` file and is renamed into
+place when complete, so a reader never sees a partial file, and one left by a killed process
+is never served (it is removed by the next eviction scan). Concurrent first readers, in any
+process, wait on the entry's ``flock``-ed download lock for one download. Users of an entry
+hold a shared ``flock`` on it, which eviction respects (see :mod:`pfio.cache.eviction`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from typing import IO, Any, Literal
+
+from .._uri import parse_uri
+from ..fs.base import FS
+from ..fs.stat import FileStat
+from ..trace import hook
+from .base import default_cache_dir
+from .eviction import ENTRY_SUFFIXES, evict, scan
+from .identity import cache_key, source_identity
+
+logger = logging.getLogger(__name__)
+
+Policy = Literal["never", "open", "ttl"]
+_POLICIES = ("never", "open", "ttl")
+
+#: additions between two scans of the directory when a byte limit is set
+_SCAN_EVERY = 64
+
+
+class Source:
+    """A file to cache: ``path`` on ``fs``, with its identity and (once asked) its stat."""
+
+    def __init__(self, fs: FS, path: str) -> None:
+        self.fs = fs
+        self.path = path
+        self.identity = source_identity(fs, path)
+        self.key = cache_key(self.identity)
+        self._stat: FileStat | None = None
+
+    def stat(self) -> FileStat:
+        """The source's stat, asked once."""
+        if self._stat is None:
+            self._stat = self.fs.stat(self.path)
+            if self._stat.isdir():
+                raise IsADirectoryError(f"{self.identity} is a directory")
+        return self._stat
+
+
+def signature(st: FileStat) -> dict[str, Any]:
+    """What identifies a version of a file: size, modification time and ETag (if any)."""
+    return {"size": st.size, "mtime": st.last_modified, "etag": getattr(st, "etag", None)}
+
+
+def same_version(meta: dict[str, Any], st: FileStat) -> bool:
+    """True when ``st`` describes the version recorded in ``meta`` (ETags compared when
+    both have one, else size and modification time)."""
+    now = signature(st)
+    if meta.get("etag") and now["etag"]:
+        return meta["etag"] == now["etag"] and meta["size"] == now["size"]
+    return meta.get("size") == now["size"] and meta.get("mtime") == now["mtime"]
+
+
+class ObjectCache:
+    """A cache of whole files (and block files, see :class:`pfio.cache.CachedFS`) in a local
+    directory shared by processes and kept across runs.
+
+    Args:
+        dir: the cache directory; default ``$XDG_CACHE_HOME/pfio/objects``.
+        max_bytes: evict least recently used entries beyond this many bytes (entries in
+            use are kept); None for no limit.
+        validate: when to compare a cached file with its source (ETag, else size and
+            modification time): ``"never"``, on every ``"open"``, or once ``ttl`` seconds
+            have passed since the last check (``"ttl"``). A changed source is fetched again.
+        ttl: seconds between checks under ``validate="ttl"``.
+
+    Example::
+
+        cache = ObjectCache(max_bytes=50 << 30)
+        with cache.path("s3://bucket/model.onnx") as local_path:
+            session = onnxruntime.InferenceSession(local_path)
+    """
+
+    def __init__(self, dir: str | None = None, max_bytes: int | None = None,
+                 validate: Policy = "open", ttl: float = 60.0) -> None:
+        if validate not in _POLICIES:
+            raise ValueError(f"validate must be one of {_POLICIES}, not {validate!r}")
+        if max_bytes is not None and max_bytes < 0:
+            raise ValueError("max_bytes must be >= 0 or None")
+        self.dir = os.path.abspath(dir if dir is not None
+                                   else os.path.join(default_cache_dir(), "objects"))
+        self.max_bytes = max_bytes
+        self.validate = validate
+        self.ttl = ttl
+        os.makedirs(self.dir, mode=0o700, exist_ok=True)
+        self._usage: int | None = None
+        self._additions = 0
+        self._filesystems: dict[tuple[str, str], FS] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.update(_usage=None, _additions=0, _filesystems={})
+        return state
+
+    def __repr__(self) -> str:
+        return f"ObjectCache(dir={self.dir!r}, max_bytes={self.max_bytes}, " \
+               f"validate={self.validate!r})"
+
+    # -- by URL --------------------------------------------------------------------------
+
+    def source(self, url: str, **options: Any) -> Source:
+        """The :class:`Source` of a pfio URL (``options`` as for :func:`pfio.from_url`)."""
+        parent, name = parse_uri(url).split()
+        if not name:
+            raise IsADirectoryError(f"{url!r} names a directory, not a file")
+        marker = (str(parent), repr(sorted(options.items())))
+        fs = self._filesystems.get(marker)
+        if fs is None:
+            from ..api import from_url
+
+            fs = self._filesystems[marker] = from_url(str(parent), **options)
+        return Source(fs, name)
+
+    @contextlib.contextmanager
+    def path(self, url: str, **options: Any) -> Iterator[str]:
+        """A local path holding the bytes of ``url``, kept from eviction during the block.
+
+        Raises:
+            FileNotFoundError: the source does not exist.
+        """
+        with self.open_source(self.source(url, **options)) as f:
+            yield f.name
+
+    def open(self, url: str, **options: Any) -> IO[bytes]:
+        """The cached copy of ``url`` opened for reading (kept from eviction while open)."""
+        return self.open_source(self.source(url, **options))
+
+    def get_path(self, url: str, **options: Any) -> str:
+        """A local path holding the bytes of ``url``. Unlike :meth:`path` the file is not
+        kept from eviction once this returns: prefer :meth:`path` under a byte limit."""
+        with self.path(url, **options) as local:
+            return local
+
+    def invalidate(self, url: str, **options: Any) -> None:
+        """Forget the cached copy of ``url`` (a user of it keeps reading its copy)."""
+        self.invalidate_source(self.source(url, **options))
+
+    # -- by source -----------------------------------------------------------------------
+
+    def open_source(self, source: Source) -> IO[bytes]:
+        """The cached whole copy of ``source``, fetched if needed, opened for reading."""
+        start = time.perf_counter() if hook.ENABLED else 0.0
+        fd, hit = self.acquire(source, ".obj", self._download, os.O_RDONLY)
+        return self._open_entry(source, fd, hit, start)
+
+    def open_cached(self, source: Source) -> IO[bytes] | None:
+        """Like :meth:`open_source`, but None instead of fetching when there is no valid
+        whole copy."""
+        start = time.perf_counter() if hook.ENABLED else 0.0
+        fd = self.lookup(source, ".obj")
+        return None if fd is None else self._open_entry(source, fd, True, start)
+
+    def _open_entry(self, source: Source, fd: int, hit: bool, start: float) -> IO[bytes]:
+        try:
+            f = open(self.entry_path(source, ".obj"), "rb", opener=lambda *_: fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        if start:
+            hook.record_cache("object", hit, os.fstat(fd).st_size,
+                              time.perf_counter() - start, source.identity)
+        return f
+
+    def invalidate_source(self, source: Source) -> None:
+        """Forget what is cached of ``source`` (whole copy and blocks)."""
+        prefix = self._prefix(source.key)
+        with self._download_lock(prefix):
+            for suffix in (*ENTRY_SUFFIXES, ".meta"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(prefix + suffix)
+
+    def acquire(self, source: Source, suffix: str,
+                fill: Callable[[Source, int], dict[str, Any]], flags: int) -> tuple[int, bool]:
+        """A descriptor (opened with ``flags``, holding a shared ``flock``) on the valid entry
+        ``<key><suffix>`` of ``source``, and whether it was there already. A missing or stale
+        entry is made by ``fill(source, fd)`` in a ``.part`` file, which returns extra
+        metadata, then published. Used by whole files and by block files."""
+        fd = self.lookup(source, suffix, flags)
+        if fd is not None:
+            return fd, True
+        prefix = self._prefix(source.key)
+        with self._download_lock(prefix):
+            fd = self._valid_entry(source, prefix, suffix, flags)
+            if fd is not None:
+                return fd, True
+            published = self._publish(source, prefix, suffix, fill)
+            fd = pin(prefix + suffix, flags)  # eviction needs the lock held here: it is there
+        assert fd is not None
+        self.note_added(published)
+        return fd, False
+
+    def lookup(self, source: Source, suffix: str, flags: int = os.O_RDONLY) -> int | None:
+        """Like :meth:`acquire` but never fetches: None when there is no valid entry."""
+        return self._valid_entry(source, self._prefix(source.key), suffix, flags)
+
+    def has_entry(self, source: Source, suffix: str) -> bool:
+        """True when an entry file ``<key><suffix>`` of ``source`` exists (valid or not)."""
+        return os.path.exists(self.entry_path(source, suffix))
+
+    def entry_path(self, source: Source, suffix: str) -> str:
+        """The path of the entry file ``<key><suffix>`` of ``source``."""
+        return self._prefix(source.key) + suffix
+
+    # -- entries -------------------------------------------------------------------------
+
+    def _prefix(self, key: str) -> str:
+        shard = os.path.join(self.dir, key[:2])
+        os.makedirs(shard, mode=0o700, exist_ok=True)
+        return os.path.join(shard, key)
+
+    @contextlib.contextmanager
+    def _download_lock(self, prefix: str) -> Iterator[None]:
+        fd = os.open(prefix + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def _valid_entry(self, source: Source, prefix: str, suffix: str,
+                     flags: int) -> int | None:
+        fd = pin(prefix + suffix, flags)
+        if fd is None:
+            return None
+        meta = read_meta(prefix + ".meta")
+        if meta is None or meta.get("identity") != source.identity or \
+                meta.get("kind") != suffix or (
+                suffix == ".obj" and os.fstat(fd).st_size != meta.get("bytes")) or (
+                not self._fresh(source, prefix, meta)):
+            os.close(fd)
+            return None
+        os.utime(fd)  # least recently used goes first
+        return fd
+
+    def _fresh(self, source: Source, prefix: str, meta: dict[str, Any]) -> bool:
+        if self.validate == "never":
+            return True
+        if self.validate == "ttl" and time.time() - meta.get("checked", 0) < self.ttl:
+            return True
+        try:
+            current = source.stat()
+        except FileNotFoundError:
+            return False
+        if not same_version(meta, current):
+            logger.info("%s changed at the source; fetching it again", source.identity)
+            return False
+        if self.validate == "ttl":
+            write_meta(prefix + ".meta", {**meta, "checked": time.time()})
+        return True
+
+    def _publish(self, source: Source, prefix: str, suffix: str,
+                 fill: Callable[[Source, int], dict[str, Any]]) -> int:
+        st = source.stat()
+        part = f"{prefix}.{os.getpid()}.{secrets.token_hex(4)}.part"
+        fd = os.open(part, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # tells eviction scans the download is alive
+            extra = fill(source, fd)
+            nbytes = os.fstat(fd).st_size
+            for other in ENTRY_SUFFIXES:  # one kind of entry per key: the metadata is shared
+                if other != suffix:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(prefix + other)
+            os.rename(part, prefix + suffix)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(part)
+            raise
+        finally:
+            os.close(fd)
+        write_meta(prefix + ".meta", {"identity": source.identity, "kind": suffix,
+                                      **signature(st), "bytes": nbytes,
+                                      "checked": time.time(), **extra})
+        return nbytes
+
+    def _download(self, source: Source, fd: int) -> dict[str, Any]:
+        with source.fs.open(source.path, "rb") as src, \
+                open(fd, "wb", closefd=False, buffering=0) as dst:
+            while True:
+                chunk = src.read(1 << 20)
+                if not chunk:
+                    break
+                dst.write(chunk)
+        return {}
+
+    # -- size ----------------------------------------------------------------------------
+
+    def note_added(self, nbytes: int) -> None:
+        """Count ``nbytes`` more on disk (a download, blocks written into a block file) and
+        evict when the limit may be passed. Every :data:`_SCAN_EVERY` additions the
+        directory is scanned, which also counts what other processes added."""
+        if self.max_bytes is None:
+            return
+        self._additions += 1
+        if self._usage is not None:
+            self._usage += nbytes
+        if self._usage is None or self._usage > self.max_bytes \
+                or self._additions % _SCAN_EVERY == 0:
+            self._usage = evict(self.dir, self.max_bytes)
+
+    def usage(self) -> int:
+        """Bytes used by the entries on disk now (all processes)."""
+        return scan(self.dir)[0]
+
+    def evict(self, max_bytes: int | None = None) -> int:
+        """Evict down to ``max_bytes`` (default: the cache's limit; 0 empties it) except
+        entries in use; return the bytes used afterwards."""
+        limit = self.max_bytes if max_bytes is None else max_bytes
+        return scan(self.dir)[0] if limit is None else evict(self.dir, limit)
+
+
+def pin(path: str, flags: int = os.O_RDONLY) -> int | None:
+    """Open ``path`` holding a shared ``flock`` (so eviction leaves it), or None when it
+    does not exist. Retries when the file is replaced while being opened."""
+    while True:
+        try:
+            fd = os.open(path, flags | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return None
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            os.close(fd)
+            return None
+        mine = os.fstat(fd)
+        if (st.st_ino, st.st_dev) == (mine.st_ino, mine.st_dev):
+            return fd
+        os.close(fd)
+
+
+def read_meta(path: str) -> dict[str, Any] | None:
+    """The metadata of an entry, or None when missing or unreadable."""
+    try:
+        with open(path, "rb") as f:
+            return json.loads(f.read())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def write_meta(path: str, meta: dict[str, Any]) -> None:
+    """Replace the metadata file ``path`` atomically."""
+    tmp = f"{path}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(meta, f)
+    os.replace(tmp, path)
+
+
+_default: ObjectCache | None = None
+
+
+def default_object_cache() -> ObjectCache:
+    """The process's shared :class:`ObjectCache` with default settings (used by the
+    patches)."""
+    global _default
+    if _default is None:
+        _default = ObjectCache()
+    return _default
+
+
+__all__ = ["ObjectCache", "Source", "default_object_cache"]
