@@ -54,6 +54,19 @@ def _reapply_inherited_patches() -> None:
 
 _reapply_inherited_patches()
 
+
+def _start_trace_from_env() -> None:
+    """``PFIO_TRACE=<file>`` traces the whole run (see :mod:`pfio.trace`)."""
+    import os
+
+    if os.environ.get("PFIO_TRACE"):
+        from .trace.env import start_from_env
+
+        start_from_env()
+
+
+_start_trace_from_env()
+
 __all__ = [
     "FS",
     "URI",

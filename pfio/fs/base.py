@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
+from ..trace import hook
 from .modes import Mode, parse_mode
 from .stat import FileStat
 from .writers import text_reader
@@ -43,6 +44,10 @@ class FS(abc.ABC):
 
     #: the URL scheme this filesystem serves
     scheme: str = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        hook.fs_class_created(cls)  # the tracer times its methods while it is enabled
 
     def __init__(self) -> None:
         self._pid = os.getpid()

@@ -1,0 +1,271 @@
+"""Timing filesystem calls: wrappers installed on every FS class while tracing is on.
+
+:func:`install` replaces ``open``, ``list``, ``stat``, ... on each FS subclass with a timed
+wrapper and :func:`uninstall` puts the originals back, so a disabled tracer costs nothing.
+Only the outermost call of a thread is counted (``exists`` calling ``stat`` is one
+``exists``). Files opened while tracing come back in a
+:class:`~pfio.trace.files.TracedFile`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from time import perf_counter_ns
+from typing import Any
+
+from . import hook
+from .files import SpannedFile, TracedFile
+from .recorder import Recorder, ThreadState
+from .stats import RAW_LIMIT
+
+#: the FS methods that are timed
+OPERATIONS = ("open", "list", "stat", "isdir", "exists", "glob", "mkdir", "makedirs",
+              "remove", "rename")
+
+_MISSING = object()
+# (class, method name) -> what the class's own __dict__ held before (or _MISSING)
+_installed: dict[tuple[type, str], Any] = {}
+
+
+def install(classes: Any) -> None:
+    """Wrap the operations of every class in ``classes``."""
+    for cls in list(classes):
+        instrument(cls)
+
+
+def instrument(cls: type) -> None:
+    """Wrap the operations of ``cls`` (the method it resolves to, ours removed)."""
+    for name in OPERATIONS:
+        if (cls, name) in _installed:
+            continue
+        original = _resolve(cls, name)
+        if original is None:
+            continue
+        _installed[(cls, name)] = cls.__dict__.get(name, _MISSING)
+        wrapper = _WRAPPERS.get(name, _plain)(name, original)
+        wrapper.__pfio_traced__ = True  # type: ignore[attr-defined]
+        setattr(cls, name, wrapper)
+
+
+def uninstall() -> None:
+    """Put every original method back."""
+    for (cls, name), before in list(_installed.items()):
+        if before is _MISSING:
+            delattr(cls, name)
+        else:
+            setattr(cls, name, before)
+    _installed.clear()
+
+
+def _resolve(cls: type, name: str) -> Callable[..., Any] | None:
+    for klass in cls.__mro__:
+        if (klass, name) in _installed:
+            before = _installed[(klass, name)]
+            if before is not _MISSING:
+                return before
+            continue
+        attr = klass.__dict__.get(name)
+        if attr is not None:
+            return attr if callable(attr) else None
+    return None
+
+
+def _scheme(fs: Any) -> str:
+    """What ``fs`` is counted under: its URL scheme, or for a filesystem without one (an
+    archive) its class name: ``zip``."""
+    return fs.scheme or type(fs).__name__.lower()
+
+
+def _describe(fs: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    path = args[0] if args else kwargs.get("path", kwargs.get("src", ""))
+    try:
+        return fs._describe(str(path))
+    except Exception:  # noqa: BLE001 - a name for a span is never worth an error
+        return str(path)
+
+
+_UNSET: Any = object()  # an argument the caller left out
+
+
+def _plain(op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    # ``path`` is spelled out so that the common call, ``fs.stat(path)``, is passed on
+    # without building an argument tuple
+    @functools.wraps(fn)
+    def traced(self: Any, path: Any = _UNSET, *args: Any, **kwargs: Any) -> Any:
+        rec: Recorder | None = hook._recorder
+        if rec is None or args or kwargs or path is _UNSET or rec.slow:
+            return _other_call(rec, op, fn, self, _pack(path, args), kwargs)[0]
+        try:
+            st = rec.tls.state
+        except AttributeError:
+            st = rec.state()
+        if st.depth:
+            return fn(self, path)
+        st.depth = 1
+        start = perf_counter_ns()
+        try:
+            result = fn(self, path)
+        except BaseException:
+            st.depth = 0
+            _failed(rec, st, self, op, start, path)
+            raise
+        ns = perf_counter_ns() - start
+        st.depth = 0
+        if rec.spans:
+            retries, st.retries = st.retries, 0
+            rec.op(_scheme(self), op, ns, 0, False, _describe(self, (path,), {}), retries, st)
+        else:
+            st.count((self.scheme or _scheme(self), op), ns)
+        return result
+
+    return traced
+
+
+def _open(op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def traced(self: Any, path: Any = _UNSET, mode: Any = _UNSET, *args: Any,
+               **kwargs: Any) -> Any:
+        rec: Recorder | None = hook._recorder
+        if rec is None or args or kwargs or path is _UNSET or rec.slow:
+            f, start, url = _other_call(rec, op, fn, self, _pack(path, (mode, *args)), kwargs)
+            if rec is None or start is None:
+                return f
+            st = rec.state()
+            if rec.spans:
+                return SpannedFile(f, st, _scheme(self), rec, url, start)
+            return TracedFile(f, st, _scheme(self))
+        try:
+            st = rec.tls.state
+        except AttributeError:
+            st = rec.state()
+        if st.depth:
+            return fn(self, path) if mode is _UNSET else fn(self, path, mode)
+        st.depth = 1
+        start = perf_counter_ns()
+        try:
+            f = fn(self, path) if mode is _UNSET else fn(self, path, mode)
+        except BaseException:
+            st.depth = 0
+            _failed(rec, st, self, op, start, path)
+            raise
+        ns = perf_counter_ns() - start
+        st.depth = 0
+        scheme = self.scheme or _scheme(self)
+        if rec.spans:  # the file's span, open to close, comes when it is closed
+            st.count((scheme, op), ns)
+            return SpannedFile(f, st, scheme, rec, _describe(self, (path,), {}), start)
+        stats = st.ops.get((scheme, op))
+        if stats is None or st.retries or len(stats.raw) >= RAW_LIMIT:
+            st.count((scheme, op), ns)
+        else:
+            stats.raw.append(ns)  # st.count(), inlined: this is the hottest path
+        return TracedFile(f, st, scheme, st.ops.get((scheme, "read")))
+
+    return traced
+
+
+def _pack(path: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The positional arguments as the caller gave them (``_UNSET`` ones left out)."""
+    given = (path, *args)
+    while given and given[-1] is _UNSET:
+        given = given[:-1]
+    return given
+
+
+def _other_call(rec: Recorder | None, op: str, fn: Callable[..., Any], fs: Any,
+                args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, int | None, Any]:
+    """The calls off the fast path: tracing off, nested, torch marks wanted, or more
+    arguments. Return the result, when the counted call started (None when it was not
+    counted) and its URL (at the spans level)."""
+    if rec is None:
+        return fn(fs, *args, **kwargs), None, None
+    st = rec.state()
+    if st.depth:
+        return fn(fs, *args, **kwargs), None, None
+    return _call_slow(rec, st, op, fn, fs, args, kwargs)
+
+
+def _failed(rec: Recorder, st: ThreadState, fs: Any, op: str, start: int, path: Any) -> None:
+    ns = perf_counter_ns() - start
+    retries, st.retries = st.retries, 0
+    url = _describe(fs, (path,), {}) if rec.spans else None
+    rec.op(_scheme(fs), op, ns, 0, True, url, retries, st)
+
+
+def _call_slow(rec: Recorder, st: ThreadState, op: str, fn: Callable[..., Any], fs: Any,
+               args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, int, str | None]:
+    """Call ``fn`` as a span (and a ``torch.profiler`` mark when asked); return its result,
+    when it started and the URL it was called on. A file opened without error gets no span
+    of its own here: its span, open to close, comes when it is closed."""
+    path = _describe(fs, args, kwargs) if rec.spans else None
+    mark = rec.record_function(f"pfio.{_scheme(fs)}.{op}") if rec.record_function else None
+    if mark is not None:
+        mark.__enter__()
+    st.depth = 1
+    start = perf_counter_ns()
+    error = True
+    try:
+        result = fn(fs, *args, **kwargs)
+        error = False
+    finally:
+        st.depth = 0
+        retries, st.retries = st.retries, 0
+        rec.op(_scheme(fs), op, perf_counter_ns() - start, 0, error, path, retries, st,
+               keep_span=error or op != "open")
+        if mark is not None:
+            mark.__exit__(None, None, None)
+    return result, start, path
+
+
+def _list(op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def traced(self: Any, *args: Any, **kwargs: Any) -> Any:
+        rec: Recorder | None = hook._recorder
+        if rec is None or rec.state().depth:
+            return fn(self, *args, **kwargs)
+        path = _describe(self, args, kwargs) if rec.spans else None
+        return _timed_listing(rec, _scheme(self), op, path, fn, self, args, kwargs)
+
+    return traced
+
+
+def _timed_listing(rec: Recorder, scheme: str, op: str, path: str | None,
+                   fn: Callable[..., Any], fs: Any, args: tuple[Any, ...],
+                   kwargs: dict[str, Any]) -> Iterator[Any]:
+    """Yield what ``fn`` lists, counting only the time spent inside it (a listing is often
+    lazy, and the caller's work between entries is not the filesystem's)."""
+    st = rec.state()
+    spent = 0
+    error = True
+    try:
+        st.depth = 1
+        start = perf_counter_ns()
+        try:
+            it = iter(fn(fs, *args, **kwargs))
+        finally:
+            st.depth = 0
+            spent += perf_counter_ns() - start
+        while True:
+            st.depth = 1
+            start = perf_counter_ns()
+            try:
+                item = next(it)
+            except StopIteration:
+                break
+            finally:
+                st.depth = 0
+                spent += perf_counter_ns() - start
+            yield item
+        error = False
+    except GeneratorExit:  # the caller stopped early: not an error
+        error = False
+        raise
+    finally:
+        retries, st.retries = st.retries, 0
+        rec.op(scheme, op, spent, 0, error, path, retries, st)
+
+
+_WRAPPERS: dict[str, Callable[[str, Callable[..., Any]], Callable[..., Any]]] = {
+    "open": _open, "list": _list,
+}
