@@ -8,7 +8,9 @@ published and the private place is cleaned up.
 
 from __future__ import annotations
 
+import codecs
 import io
+import sys
 from typing import Any
 
 from .modes import Mode
@@ -136,10 +138,30 @@ def atomic_writer(
     writer = AtomicBufferedWriter(sink, buffer_size)
     if mode.binary:
         return writer
+    if encoding is not None and sink.tell() == 0:
+        encoding = _write_bom(writer, encoding)
     return AtomicTextWriter(
         writer, encoding=encoding, errors=errors, newline=newline,
         line_buffering=buffering == 1,
     )
+
+
+#: encodings whose streams start with a byte-order mark, and the BOM-less codec that follows it
+_BOM_ENCODINGS = {
+    "utf-16": (codecs.BOM_UTF16, "utf-16-le" if sys.byteorder == "little" else "utf-16-be"),
+    "utf-32": (codecs.BOM_UTF32, "utf-32-le" if sys.byteorder == "little" else "utf-32-be"),
+}
+
+
+def _write_bom(writer: AtomicBufferedWriter, encoding: str) -> str:
+    """Start a new text stream in ``encoding`` with its byte-order mark, as builtin ``open``
+    does (``TextIOWrapper`` writes none over a writer that cannot seek); return the codec
+    to encode the rest with."""
+    bom = _BOM_ENCODINGS.get(codecs.lookup(encoding).name)
+    if bom is None:
+        return encoding
+    writer.write(bom[0])
+    return bom[1]
 
 
 def text_reader(

@@ -57,8 +57,6 @@ def test_text_roundtrip_with_encoding(fs):
     assert read(fs, "t.txt") == "héllo wörld".encode("latin-1")
 
 
-@pytest.mark.xfail(strict=True, reason="CPython's TextIOWrapper writes no BOM over a "
-                   "non-seekable buffer, and the atomic writers are not seekable")
 def test_text_utf16_starts_with_bom(fs):
     with fs.open("t.txt", "w", encoding="utf-16") as f:
         f.write("hé")
