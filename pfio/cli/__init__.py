@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
+from ..demo.run import add_demo_parser
 from ..trace.cli import add_trace_parser
 from .common import UsageError, describe_error
 
@@ -34,6 +35,7 @@ examples:
   pfio cat data/train.zip/labels.txt | head
   pfio cp -r s3://bucket/run1/ checkpoints/
   pfio pack images/ s3://bucket/images.zip
+  pfio demo --epochs 3 --workers 4
 
 'pfio COMMAND --help' explains each command."""
 
@@ -95,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
             name, help=summary, description=description, epilog="examples:\n" + examples,
             formatter_class=argparse.RawDescriptionHelpFormatter)
     add_trace_parser(commands)  # pfio trace summary|merge (pfio/trace/cli.py)
+    add_demo_parser(commands)  # pfio demo (pfio/demo/run.py)
 
     sub["ls"].add_argument("url", nargs="?", default=".", metavar="URL",
                            help="the directory to list (default: the working directory)")
@@ -153,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     from . import show, transfer
 
-    if args.command == "trace":
+    if args.command in ("trace", "demo"):
         return args.handler(args)
     if args.command == "ls":
         return show.ls(args.url, long=args.long, recursive=args.recursive)

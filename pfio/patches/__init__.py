@@ -36,9 +36,8 @@ TARGETS: dict[str, str] = {
 
 
 def _names(targets: Iterable[str] | str | None) -> list[str]:
-    if targets is None:
-        return list(TARGETS)
-    names = [targets] if isinstance(targets, str) else list(targets)
+    names = list(TARGETS) if targets is None else \
+        [targets] if isinstance(targets, str) else list(targets)
     unknown = [n for n in names if n not in TARGETS]
     if unknown:
         raise ValueError(f"unknown patch targets {unknown}: choose from {sorted(TARGETS)}")

@@ -100,3 +100,8 @@ def test_spawned_processes_inherit_patches(tmp_path):
                 print(*pool.map(report, [0])[0])
     """, tmp_path)
     assert out == ["FunctionWrapper", "builtins,numpy"]
+
+
+def test_patch_all_without_targets_patches_everything():
+    assert patch_all() == sorted(["builtins", "os.path", "cv2", "pandas", "PIL", "numpy",
+                                  "torch"])

@@ -1,0 +1,184 @@
+"""``python -m pfio demo``: train on S3 through pfio, end to end (see :mod:`pfio.demo`)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+BUCKET = "pfio-demo"
+
+
+@dataclass
+class Options:
+    """What the demo does; the command-line options."""
+
+    url: str | None = None
+    epochs: int = 3
+    workers: int = 4
+    images: int = 3000
+    batch_size: int = 64
+    checkpoint_every: int = 20
+    out: str = "demo-output"
+    interrupt: bool = True
+    seed: int = 0
+
+
+@dataclass
+class EpochStats:
+    epoch: int
+    images: int
+    seconds: float
+    io_seconds: float
+    s3_requests: int
+    cache_hit_ratio: float
+    summary: str = field(repr=False)
+
+    @property
+    def images_per_second(self) -> float:
+        return self.images / self.seconds if self.seconds else 0.0
+
+
+class SimulatedCrash(RuntimeError):
+    """Raised once in the middle of an epoch, to show resuming from the latest checkpoint."""
+
+
+DESCRIPTION = ("Train a small CNN on images in a zip on S3, through pfio: an embedded S3 "
+               "server, pfio pack, a cached 4-worker DataLoader with pfio.patch_all(), "
+               "checkpoints on S3, a simulated crash and a resume, and the tracer's view of "
+               "each epoch (trace.json, throughput.png).")
+
+
+def add_demo_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``pfio demo`` to the ``pfio`` command's sub-commands."""
+    parser = subparsers.add_parser("demo", help="train end to end on an embedded S3 server",
+                                   description=DESCRIPTION)
+    add_arguments(parser)
+    parser.set_defaults(handler=lambda args: run(_options(args)))
+    return parser
+
+
+def parse_args(argv: list[str] | None = None) -> Options:
+    """Options from a command line (``python -m pfio.demo.run``)."""
+    parser = argparse.ArgumentParser(prog="pfio demo", description=DESCRIPTION)
+    add_arguments(parser)
+    return _options(parser.parse_args(argv))
+
+
+def _options(args: argparse.Namespace) -> Options:
+    return Options(**{k: v for k, v in vars(args).items() if k in Options.__dataclass_fields__})
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The demo's options."""
+    parser.add_argument("--url", help="s3://bucket/prefix of a real bucket (default: an "
+                        "embedded moto S3 server on 127.0.0.1)")
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=4, help="DataLoader workers")
+    parser.add_argument("--images", type=int, default=3000, help="images to generate")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--checkpoint-every", type=int, default=20, metavar="STEPS",
+                        help="save a checkpoint every STEPS steps (and at each epoch end)")
+    parser.add_argument("--out", default="demo-output", help="local folder for trace.json, "
+                        "throughput.png and summary.json")
+    parser.add_argument("--no-interrupt", dest="interrupt", action="store_false",
+                        help="do not simulate a crash")
+
+
+@contextlib.contextmanager
+def storage(options: Options) -> Iterator[str]:
+    """The S3 prefix to work under: the given one, or a bucket on an embedded server."""
+    if options.url:
+        yield options.url.rstrip("/")
+        return
+    from ..testing.s3server import MotoServer
+
+    with MotoServer() as server:
+        saved = {k: os.environ.get(k) for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+                                                 "AWS_DEFAULT_REGION", "S3_ENDPOINT")}
+        os.environ.update(AWS_ACCESS_KEY_ID="demo", AWS_SECRET_ACCESS_KEY="demo",
+                          AWS_DEFAULT_REGION="us-east-1", S3_ENDPOINT=server.endpoint)
+        try:
+            import pfio
+
+            pfio.from_url(f"s3://{BUCKET}", create_bucket=True).close()
+            print(f"embedded S3 server (moto) at {server.endpoint}, bucket {BUCKET}")
+            yield f"s3://{BUCKET}/demo"
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+
+def prepare_dataset(base: str, options: Options) -> str:
+    """Draw the images, pack them into a zip on S3 with ``pfio pack``; return its URL."""
+    from ..cli import main as pfio_cli
+    from .data import write_dataset
+
+    url = f"{base}/train.zip"
+    with tempfile.TemporaryDirectory(prefix="pfio-demo-") as tmp:
+        started = time.perf_counter()
+        write_dataset(tmp, options.images, seed=options.seed)
+        print(f"drew {options.images} images in {time.perf_counter() - started:.1f} s")
+        quiet = [] if sys.stderr.isatty() else ["--quiet"]
+        if pfio_cli(["pack", *quiet, tmp, url]) != 0:
+            raise RuntimeError(f"pfio pack failed for {url}")
+    print(f"packed into {url}")
+    return url
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the demo with a command line; return the exit status."""
+    logging.basicConfig(level=logging.WARNING)
+    return run(parse_args(argv))
+
+
+def run(options: Options) -> int:
+    """Run the demo; return the exit status."""
+    os.makedirs(options.out, exist_ok=True)
+    with storage(options) as base:
+        dataset_url = prepare_dataset(base, options)
+        from .train import train
+
+        stats = train(base, dataset_url, options)
+    report(stats, options)
+    return 0
+
+
+def report(stats: list[EpochStats], options: Options) -> None:
+    """Print the per-epoch figures and trace summaries; write summary.json and the plot."""
+    from .plot import plot_epochs
+
+    for s in stats:
+        print(f"\n=== epoch {s.epoch}: {s.images_per_second:,.0f} images/s, "
+              f"{s.io_seconds:.2f} s in IO, {s.s3_requests} S3 requests, "
+              f"{s.cache_hit_ratio:.0%} cache hits ===\n{s.summary}")
+    print("\nepoch  images/s  IO seconds  S3 requests  cache hits")
+    for s in stats:
+        print(f"{s.epoch:>5}  {s.images_per_second:>8,.0f}  {s.io_seconds:>10.2f}  "
+              f"{s.s3_requests:>11}  {s.cache_hit_ratio:>10.0%}")
+    print("(epoch 1 reads the zip from S3; later epochs read the cache and send S3 only "
+          "checkpoint requests)")
+    plot_epochs([s.images_per_second for s in stats], [s.io_seconds for s in stats],
+                os.path.join(options.out, "throughput.png"))
+    with open(os.path.join(options.out, "summary.json"), "w") as f:
+        json.dump([{k: v for k, v in vars(s).items() if k != "summary"} for s in stats], f,
+                  indent=1)
+    print(f"\nwrote {options.out}/trace.json (open it in https://ui.perfetto.dev), "
+          f"{options.out}/throughput.png and {options.out}/summary.json")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
