@@ -104,6 +104,9 @@ class MemoryFS(FS):
     def __repr__(self) -> str:
         return f"MemoryFS(name={self.name!r}, root={self.root!r})"
 
+    def _describe(self, path: str) -> str:
+        return self._url(self._split(path))
+
     def _url(self, parts: list[str]) -> str:
         return f"mem://{self.name}/" + "/".join(parts)
 
