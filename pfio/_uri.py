@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*$")
 
@@ -27,9 +27,8 @@ CONTAINER_SUFFIXES: tuple[tuple[str, str], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class URI:
-    """A parsed URL: ``scheme://netloc/path``.
+class URI(NamedTuple):
+    """A parsed URL: ``scheme://netloc/path`` (an immutable, cheap named tuple).
 
     For local paths ``scheme`` is ``"file"``, ``netloc`` is empty and ``path`` is the path as
     given (relative paths stay relative).
@@ -51,7 +50,7 @@ class URI:
 
     def with_path(self, path: str) -> URI:
         """Return the same location with another path."""
-        return URI(self.scheme, self.netloc, path)
+        return self._replace(path=path)
 
     def split(self) -> tuple[URI, str]:
         """``(parent, name)``: the location of the directory holding this path, and the last
@@ -82,6 +81,8 @@ def parse_uri(url: str) -> URI:
             url = os.fspath(url)
         if not isinstance(url, str):
             raise TypeError(f"a URL must be a str or os.PathLike, not {type(url).__name__}")
+    if "://" not in url and not url.startswith("file:") and url and "\x00" not in url:
+        return URI("file", "", url)  # a plain local path: the common case, made cheap
     if not url:
         raise ValueError("malformed URL: the URL is empty")
     if "\x00" in url:

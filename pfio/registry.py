@@ -45,6 +45,7 @@ FSSPEC_FALLBACK = "pfio.integrations.fsspec:FsspecFS"
 
 _lock = threading.Lock()
 _registered: dict[str, Factory | str] = {}
+_resolved: dict[str, Factory] = {}  # scheme -> factory, forgotten on (un)registration
 _entry_points_loaded = False
 
 
@@ -72,12 +73,14 @@ def register_filesystem(scheme: str, factory: Factory | str, *, override: bool =
                 f"scheme {key!r} is already registered; pass override=True to replace it"
             )
         _registered[key] = factory
+        _resolved.clear()
 
 
 def unregister_filesystem(scheme: str) -> None:
     """Remove a scheme added with :func:`register_filesystem` (built-ins come back)."""
     with _lock:
         _registered.pop(scheme.lower(), None)
+        _resolved.clear()
 
 
 def known_schemes() -> list[str]:
@@ -105,13 +108,16 @@ def resolve(scheme: str) -> Factory:
     Raises:
         ValueError: no filesystem serves ``scheme``; the message lists the known schemes.
     """
+    factory = _resolved.get(scheme)
+    if factory is not None:
+        return factory
     factory = _lookup(scheme)
-    if factory is None:
-        from . import config  # custom schemes of the INI file (PFIO 2.x); read once
+    if factory is not None:
+        _resolved[scheme] = factory
+        return factory
+    from . import config  # custom schemes of the INI file (PFIO 2.x), which may be reloaded
 
-        factory = config.custom_factory(scheme, _lookup)
-    if factory is None:
-        factory = _fsspec_fallback(scheme)
+    factory = config.custom_factory(scheme, _lookup) or _fsspec_fallback(scheme)
     if factory is None:
         raise ValueError(
             f"unknown URL scheme {scheme!r}: known schemes are {', '.join(known_schemes())}; "
