@@ -41,15 +41,19 @@ _POLICIES = ("never", "open", "ttl")
 
 #: additions between two scans of the directory when a byte limit is set
 _SCAN_EVERY = 64
+#: entries of each per-process memo before it is cleared
+_MEMO_LIMIT = 65536
+#: seconds: a hit refreshes an entry's modification time (its LRU rank) at most this often
+_RECENCY_RESOLUTION = 10.0
 
 
 class Source:
     """A file to cache: ``path`` on ``fs``, with its identity and (once asked) its stat."""
 
-    def __init__(self, fs: FS, path: str) -> None:
+    def __init__(self, fs: FS, path: str, identity: str | None = None) -> None:
         self.fs = fs
         self.path = path
-        self.identity = source_identity(fs, path)
+        self.identity = identity if identity is not None else source_identity(fs, path)
         self.key = cache_key(self.identity)
         self._stat: FileStat | None = None
 
@@ -110,12 +114,26 @@ class ObjectCache:
         os.makedirs(self.dir, mode=0o700, exist_ok=True)
         self._usage: int | None = None
         self._additions = 0
+        self._reset_memos()
+
+    def _reset_memos(self) -> None:
+        """What this process remembers to make a hit cheap: filesystems by parent URL,
+        identities by URL, shard directories made, and metadata by file version."""
         self._filesystems: dict[tuple[str, str], FS] = {}
+        self._identities: dict[tuple[str, str], str] = {}
+        self._shards: set[str] = set()
+        self._metas: dict[str, tuple[tuple[int, int, int], dict[str, Any]]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.update(_usage=None, _additions=0, _filesystems={})
+        for memo in ("_filesystems", "_identities", "_shards", "_metas"):
+            del state[memo]
+        state.update(_usage=None, _additions=0)
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._reset_memos()
 
     def __repr__(self) -> str:
         return f"ObjectCache(dir={self.dir!r}, max_bytes={self.max_bytes}, " \
@@ -134,7 +152,13 @@ class ObjectCache:
             from ..api import from_url
 
             fs = self._filesystems[marker] = from_url(str(parent), **options)
-        return Source(fs, name)
+        if len(self._identities) > _MEMO_LIMIT:
+            self._identities.clear()
+        url_marker = (url, marker[1])
+        identity = self._identities.get(url_marker)
+        source = Source(fs, name, identity)
+        self._identities[url_marker] = source.identity
+        return source
 
     @contextlib.contextmanager
     def path(self, url: str, **options: Any) -> Iterator[str]:
@@ -230,7 +254,9 @@ class ObjectCache:
 
     def _prefix(self, key: str) -> str:
         shard = os.path.join(self.dir, key[:2])
-        os.makedirs(shard, mode=0o700, exist_ok=True)
+        if shard not in self._shards:
+            os.makedirs(shard, mode=0o700, exist_ok=True)
+            self._shards.add(shard)
         return os.path.join(shard, key)
 
     @contextlib.contextmanager
@@ -247,15 +273,35 @@ class ObjectCache:
         fd = pin(prefix + suffix, flags)
         if fd is None:
             return None
-        meta = read_meta(prefix + ".meta")
+        meta = self._read_meta(prefix + ".meta")
+        st = os.fstat(fd)
         if meta is None or meta.get("identity") != source.identity or \
                 meta.get("kind") != suffix or (
-                suffix == ".obj" and os.fstat(fd).st_size != meta.get("bytes")) or (
+                suffix == ".obj" and st.st_size != meta.get("bytes")) or (
                 not self._fresh(source, prefix, meta)):
             os.close(fd)
             return None
-        os.utime(fd)  # least recently used goes first
+        if time.time() - st.st_mtime > _RECENCY_RESOLUTION:
+            os.utime(fd)  # least recently used goes first
         return fd
+
+    def _read_meta(self, path: str) -> dict[str, Any] | None:
+        """:func:`read_meta`, remembered while the file is the same version (metadata is
+        replaced by rename, so a new version is a new inode)."""
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return None
+        version = (st.st_ino, st.st_mtime_ns, st.st_size)
+        remembered = self._metas.get(path)
+        if remembered is not None and remembered[0] == version:
+            return remembered[1]
+        meta = read_meta(path)
+        if meta is not None:
+            if len(self._metas) > _MEMO_LIMIT:
+                self._metas.clear()
+            self._metas[path] = (version, meta)
+        return meta
 
     def _fresh(self, source: Source, prefix: str, meta: dict[str, Any]) -> bool:
         if self.validate == "never":
@@ -375,12 +421,20 @@ _default: ObjectCache | None = None
 
 
 def default_object_cache() -> ObjectCache:
-    """The process's shared :class:`ObjectCache` with default settings (used by the
-    patches)."""
+    """The process's shared :class:`ObjectCache`, used by the patches: the default directory,
+    no byte limit, and sources checked at most once a minute (``validate="ttl"``), so that a
+    hit costs no request. Replace it with :func:`set_default_object_cache`."""
     global _default
     if _default is None:
-        _default = ObjectCache()
+        _default = ObjectCache(validate="ttl")
     return _default
 
 
-__all__ = ["ObjectCache", "Source", "default_object_cache"]
+def set_default_object_cache(cache: ObjectCache | None) -> None:
+    """Make ``cache`` the one :func:`default_object_cache` returns (None: back to the
+    default). DataLoader workers started by fork inherit it; others create the default."""
+    global _default
+    _default = cache
+
+
+__all__ = ["ObjectCache", "Source", "default_object_cache", "set_default_object_cache"]

@@ -16,7 +16,9 @@ _OPEN_ARGS = ("mode", "buffering", "encoding", "errors", "newline")
 
 
 def _open(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    if not (args and is_remote(args[0]) or is_remote(kwargs.get("file"))):
+    file = args[0] if args else kwargs.get("file")
+    # local paths leave at the first test: this runs on every open() of the process
+    if type(file) is not str or "://" not in file or not is_remote(file):
         return wrapped(*args, **kwargs)
     bound = dict(zip(("file",) + _OPEN_ARGS, args, strict=False))
     bound.update(kwargs)
