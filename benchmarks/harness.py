@@ -25,6 +25,7 @@ VENVS = HERE / ".venvs"
 #: packages of each baseline virtualenv
 BASELINES: dict[str, list[str]] = {
     "pfio210": ["pfio==2.10.0", "boto3", "numpy"],
+    "pfio210-torch": ["pfio==2.10.0", "boto3", "numpy", "torch==2.13.0", "pillow"],
     "s3fs": ["s3fs", "boto3"],
 }
 
@@ -102,10 +103,11 @@ def baseline_python(name: str) -> Path:
     venv = VENVS / name
     python = venv / "bin" / "python"
     stamp = venv / ".installed"
-    if not stamp.exists():
+    wanted = "\n".join(BASELINES[name])
+    if not stamp.exists() or stamp.read_text() != wanted:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         subprocess.run([str(python), "-m", "pip", "install", "-q", *BASELINES[name]], check=True)
-        stamp.touch()
+        stamp.write_text(wanted)
     return python
 
 
