@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import posixpath
 import random
+import sys
+from collections import deque
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,12 +44,13 @@ class ParquetReader:
             ``torch.distributed`` when initialised, else 0 of 1). Row groups are split across
             ``world_size`` x DataLoader workers, so each is read by exactly one worker.
         decode: restore arrays and images from a pfio schema (foreign files: plain values).
+        prefetch: row groups fetched ahead in background threads.
     """
 
     def __init__(self, url: str, columns: Sequence[str] | None = None,
                  filters: Any = None, shuffle: bool = False, seed: int = 0,
                  rank: int | None = None, world_size: int | None = None,
-                 decode: bool = True) -> None:
+                 decode: bool = True, prefetch: int = 2) -> None:
         self.url = url.rstrip("/")
         self.columns = list(columns) if columns is not None else None
         self.filter = pq.filters_to_expression(filters) if filters else None
@@ -55,8 +59,13 @@ class ParquetReader:
         self.rank, self.world_size = _place(rank, world_size)
         self.decode = decode
         self.epoch = 0
+        self.prefetch = prefetch
         self.files = _parquet_files(self.url)
-        self.row_groups, arrow_schema = _row_groups(self.files)
+        self._metadata = _footers(self.files)
+        self.row_groups = [RowGroup(url, i, meta.row_group(i).num_rows)
+                           for url, meta in self._metadata.items()
+                           for i in range(meta.num_row_groups)]
+        arrow_schema = self._metadata[self.files[0]].schema.to_arrow_schema()
         self.schema = Schema.from_arrow(arrow_schema) if decode else None
 
     def set_epoch(self, epoch: int) -> None:
@@ -73,28 +82,35 @@ class ParquetReader:
         return order[reader::self.world_size * workers]
 
     def tables(self) -> Iterator[pa.Table]:
-        """Arrow tables of this reader's row groups (filtered, rows shuffled if asked)."""
+        """Arrow tables of this reader's row groups (filtered, rows shuffled if asked).
+
+        Up to ``prefetch`` row groups are fetched ahead in background threads, each with its
+        own file handle and with its column chunks read in coalesced ranges."""
         rng = np.random.default_rng([self.seed, self.epoch, self.rank, _worker()[0]])
-        current_url, parquet = None, None
-        handle = None
-        try:
-            for group in self.my_row_groups():
-                if group.url != current_url:
-                    if handle is not None:
-                        handle.close()
-                    handle = open_url(group.url, "rb")
-                    parquet = pq.ParquetFile(handle)
-                    current_url = group.url
-                table = parquet.read_row_group(group.index, columns=self.columns)
+        with ThreadPoolExecutor(max(1, self.prefetch), "pfio-parquet") as pool:
+            pending: deque[Future[pa.Table]] = deque()
+            groups = iter(self.my_row_groups())
+            for group in groups:
+                pending.append(pool.submit(self._read_group, group))
+                if len(pending) > self.prefetch:
+                    break
+            while pending:
+                table = pending.popleft().result()
+                next_group = next(groups, None)
+                if next_group is not None:
+                    pending.append(pool.submit(self._read_group, next_group))
                 if self.filter is not None:
                     table = table.filter(self.filter)
                 if self.shuffle and table.num_rows > 1:
                     table = table.take(rng.permutation(table.num_rows))
                 if table.num_rows:
                     yield table
-        finally:
-            if handle is not None:
-                handle.close()
+
+    def _read_group(self, group: RowGroup) -> pa.Table:
+        with open_url(group.url, "rb") as handle:
+            parquet = pq.ParquetFile(handle, metadata=self._metadata[group.url],
+                                     pre_buffer=True)
+            return parquet.read_row_group(group.index, columns=self.columns)
 
     def _decode_column(self, name: str, values: list[Any]) -> list[Any]:
         field = self.schema.fields.get(name) if self.schema else None
@@ -170,23 +186,21 @@ def _parquet_files(url: str) -> list[str]:
     return [posixpath.join(url, n) for n in names]
 
 
-def _row_groups(files: list[str]) -> tuple[list[RowGroup], pa.Schema]:
-    groups: list[RowGroup] = []
-    schema = None
+def _footers(files: list[str]) -> dict[str, pq.FileMetaData]:
+    """The footer of each file, read once (row groups are then read without it)."""
+    footers = {}
     for url in files:
         with open_url(url, "rb") as f:
-            metadata = pq.ParquetFile(f).metadata
-        schema = schema or metadata.schema.to_arrow_schema()
-        groups += [RowGroup(url, i, metadata.row_group(i).num_rows)
-                   for i in range(metadata.num_row_groups)]
-    return groups, schema
+            footers[url] = pq.ParquetFile(f).metadata
+    return footers
 
 
 def _worker() -> tuple[int, int]:
-    try:
-        import torch.utils.data
-    except ImportError:
+    """This DataLoader worker's id and the number of workers (0 of 1 outside DataLoader)."""
+    if "torch" not in sys.modules:  # no DataLoader without torch: do not import it
         return 0, 1
+    import torch.utils.data
+
     info = torch.utils.data.get_worker_info()
     return (info.id, info.num_workers) if info else (0, 1)
 
@@ -196,10 +210,10 @@ def _place(rank: int | None, world_size: int | None) -> tuple[int, int]:
         if not 0 <= rank < world_size:
             raise ValueError(f"rank {rank} is not in [0, {world_size})")
         return rank, world_size
-    try:
-        import torch.distributed as dist
-    except ImportError:
+    if "torch" not in sys.modules:
         return 0, 1
+    import torch.distributed as dist
+
     if dist.is_available() and dist.is_initialized():
         return dist.get_rank(), dist.get_world_size()
     return 0, 1
