@@ -22,6 +22,7 @@ import threading
 import time
 from typing import IO, Any
 
+from ..fs.positions import seek_position
 from ..trace import hook
 from .object_cache import ObjectCache, Source
 
@@ -171,18 +172,8 @@ class BlockFile(io.RawIOBase):
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         """Move the position (as ``io.IOBase.seek``); return it."""
-        if whence == io.SEEK_SET:
-            position = offset
-        elif whence == io.SEEK_CUR:
-            position = self._pos + offset
-        elif whence == io.SEEK_END:
-            position = self.size + offset
-        else:
-            raise ValueError(f"invalid whence ({whence})")
-        if position < 0:
-            raise ValueError(f"negative seek position {position}")
-        self._pos = position
-        return position
+        self._pos = seek_position(offset, whence, self._pos, self.size, self.name)
+        return self._pos
 
     def tell(self) -> int:
         """The current position."""

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ArchiveError
+from ..fs.positions import seek_position
 
 ReadAt = Callable[[int, int], bytes]
 
@@ -64,20 +65,8 @@ class RangeReader(io.RawIOBase):
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         if self.closed:
             raise ValueError("seek of closed file")
-        if whence == io.SEEK_SET:
-            target = offset
-        elif whence == io.SEEK_CUR:
-            target = self._pos + offset
-        elif whence == io.SEEK_END and self._size is not None:
-            target = self._size + offset
-        elif whence == io.SEEK_END:
-            raise io.UnsupportedOperation("seek from the end of a range of unknown size")
-        else:
-            raise ValueError(f"invalid whence ({whence})")
-        if target < 0:
-            raise ValueError(f"negative seek position {target}")
-        self._pos = target
-        return target
+        self._pos = seek_position(offset, whence, self._pos, self._size, self.name)
+        return self._pos
 
     def readinto(self, buffer: Any) -> int:
         if self.closed:

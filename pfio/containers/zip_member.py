@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ArchiveError
+from ..fs.positions import seek_position
 from .zip_format import FLAG_ENCRYPTED, LOCAL, MemberInfo, local_data_offset
 
 #: bytes read beyond the guessed end of a member (absorbs a local extra field longer than the
@@ -185,18 +186,8 @@ class MemberStream(io.RawIOBase):
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         if self.closed:
             raise ValueError("seek of closed file")
-        if whence == io.SEEK_SET:
-            target = offset
-        elif whence == io.SEEK_CUR:
-            target = self._target + offset
-        elif whence == io.SEEK_END:
-            target = self._size + offset
-        else:
-            raise ValueError(f"invalid whence ({whence})")
-        if target < 0:
-            raise ValueError(f"negative seek position {target}")
-        self._target = target
-        return target
+        self._target = seek_position(offset, whence, self._target, self._size, self.name)
+        return self._target
 
     def readinto(self, buffer: Any) -> int:
         if self.closed:

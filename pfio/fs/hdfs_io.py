@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import errno
 import io
 import logging
 import posixpath
@@ -23,6 +22,7 @@ from typing import Any
 
 from ..trace import hook
 from .hdfs_client import mapped_errors
+from .positions import seek_position
 from .writers import AtomicSink
 
 logger = logging.getLogger(__name__)
@@ -92,18 +92,8 @@ class _RawReader(io.RawIOBase):
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         if self.closed:
             raise ValueError("seek of a closed file")
-        if whence == io.SEEK_SET:
-            position = offset
-        elif whence == io.SEEK_CUR:
-            position = self._pos + offset
-        elif whence == io.SEEK_END:
-            position = self._size + offset
-        else:
-            raise ValueError(f"invalid whence ({whence}, should be 0, 1 or 2)")
-        if position < 0:
-            raise OSError(errno.EINVAL, "negative seek position", self.name)
-        self._pos = position
-        return position
+        self._pos = seek_position(offset, whence, self._pos, self._size, self.name)
+        return self._pos
 
     def tell(self) -> int:
         return self._pos
