@@ -19,6 +19,7 @@ import posixpath
 import stat as _stat
 import threading
 from collections.abc import Iterator
+from types import TracebackType
 from typing import IO, Any
 
 from ..errors import MemberNotFoundError
@@ -147,6 +148,8 @@ class ArchiveFS(FS):
         self._index: ArchiveIndex | None = None
         self._open_members = 0
         self._closed = False
+        #: the writer of an archive open for writing (``add_dir``, ``close``, ``abandon``)
+        self._writer: Any = None
         self._fileno_of: object = None
         self._fileno_cache: int | None = None
 
@@ -339,7 +342,9 @@ class ArchiveFS(FS):
         raise io.UnsupportedOperation(f"{type(self).__name__} archives cannot be written")
 
     def _finish_writing(self) -> None:
-        """Write what an archive open for writing still owes (its directory) before close."""
+        """Write what an archive open for writing still owes (its directory) and publish it."""
+        if self._writer is not None:
+            self._writer.close()
 
     def _new_key(self, path: str) -> str:
         """The key of a new member or directory at ``path`` (write mode), after checking that
@@ -390,12 +395,28 @@ class ArchiveFS(FS):
         return io.UnsupportedOperation(f"{operation}: archive {self.name} is read-only")
 
     def mkdir(self, path: str, mode: int = 0o777, *args: Any, **kwargs: Any) -> None:
-        raise self._read_only("mkdir")
+        """Add a directory entry (write mode); its parent must exist.
+
+        Raises:
+            FileExistsError: ``path`` exists.
+            FileNotFoundError: the parent directory does not exist.
+            io.UnsupportedOperation: the archive is open for reading.
+        """
+        if self._writer is None:
+            raise self._read_only("mkdir")
+        self._writer.add_dir(self._new_dir_key(path))
 
     def makedirs(self, path: str, mode: int = 0o777, exist_ok: bool = False) -> None:
-        if exist_ok and self.isdir(path):
-            return
-        raise self._read_only("makedirs")
+        if self._writer is not None:
+            FS.makedirs(self, path, mode, exist_ok)
+        elif not (exist_ok and self.isdir(path)):
+            raise self._read_only("makedirs")
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if exc_type is not None and self._writer is not None:
+            self._writer.abandon()  # an archive whose writing failed is not published
+        self.close()
 
     def remove(self, path: str, recursive: bool = False) -> None:
         raise self._read_only("remove")

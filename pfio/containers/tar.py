@@ -24,7 +24,6 @@ import gzip
 import io
 import logging
 from collections.abc import Callable
-from types import TracebackType
 from typing import IO, Any
 
 from ..errors import ArchiveError
@@ -188,34 +187,6 @@ class Tar(ArchiveFS):
             raise FileExistsError(f"{self._label}: member {key!r} is being written already")
         return self._writer.open_member(key, mode, buffering, encoding, errors, newline)
 
-    def mkdir(self, path: str, mode: int = 0o777, *args: Any, **kwargs: Any) -> None:
-        """Add a directory entry (write mode); its parent must exist.
-
-        Raises:
-            FileExistsError: ``path`` exists.
-            FileNotFoundError: the parent directory does not exist.
-            io.UnsupportedOperation: the archive is open for reading.
-        """
-        if self._writer is None:
-            super().mkdir(path, mode)
-            return
-        self._writer.add_dir(self._new_dir_key(path))
-
-    def makedirs(self, path: str, mode: int = 0o777, exist_ok: bool = False) -> None:
-        if self._writer is None:
-            super().makedirs(path, mode, exist_ok)
-        else:
-            FS.makedirs(self, path, mode, exist_ok)
-
-    def _finish_writing(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        if exc_type is not None and self._writer is not None:
-            self._writer.abandon()
-        self.close()
 
     def __del__(self) -> None:
         writer = self.__dict__.get("_writer")

@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import logging
 import weakref
-from types import TracebackType
 from typing import IO, Any
 
 from ..errors import ArchiveError, MemberNotFoundError
@@ -211,31 +210,3 @@ class Zip(ArchiveFS):
                                         size=kwargs.pop("size", None),
                                         compression=kwargs.pop("compression_type", None))
 
-    def mkdir(self, path: str, mode: int = 0o777, *args: Any, **kwargs: Any) -> None:
-        """Write a directory entry (write mode); its parent must exist.
-
-        Raises:
-            FileExistsError: ``path`` exists.
-            FileNotFoundError: the parent directory does not exist.
-            io.UnsupportedOperation: the archive is open for reading.
-        """
-        if self._writer is None:
-            super().mkdir(path, mode)
-            return
-        self._writer.write_dir(self._new_dir_key(path))
-
-    def makedirs(self, path: str, mode: int = 0o777, exist_ok: bool = False) -> None:
-        if self._writer is None:
-            super().makedirs(path, mode, exist_ok)
-        else:
-            FS.makedirs(self, path, mode, exist_ok)
-
-    def _finish_writing(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        if exc_type is not None and self._writer is not None:
-            self._writer.abandon()
-        self.close()

@@ -127,7 +127,7 @@ class ArchiveWriter:
         sink = _MemberSink(self, zinfo)
         return atomic_writer(sink, mode, buffering, encoding, errors, newline)
 
-    def write_dir(self, key: str) -> None:
+    def add_dir(self, key: str) -> None:
         """Write the entry of directory ``key``."""
         self._check_writable(key)
         zinfo = zipfile.ZipInfo(key + "/", time.localtime()[:6])
