@@ -1,0 +1,249 @@
+"""S3 against one moto server (issue 3), run in its own process so that it shares no GIL
+with any client measured.
+
+1. 1,000 objects of 100 KiB read whole by 8 threads sharing one filesystem: objects/s
+   against PFIO 2.10 (target >= 1.5x) and s3fs (target >= 1.0x), both in their own venvs.
+2. Random reads of 64 KiB members from a stored zip of 2,000 members on S3: members/s
+   against PFIO 2.10 with its defaults (target >= 5x), and bytes transferred per member,
+   counted by a proxy (target <= member size + 64 KiB; PFIO 2.10's for information).
+   moto builds the whole object in memory for every ranged GET (about 100 ms for this
+   125 MiB archive), so each read costs that server time whoever the client is: 200
+   random reads are timed (PFIO 2.10: 20), not 2,000, to keep the run short. When a Ceph
+   RADOS Gateway runs (``scripts/ceph-rgw.sh start``), whose ranged GETs cost what they
+   return, this benchmark is repeated against it.
+3. A 256 MiB object read and written sequentially (8 MiB ``copyfileobj`` chunks): MB/s
+   against boto3's ``download_fileobj``/``upload_fileobj`` (target >= 0.9x), and the peak
+   memory of the writer (tracemalloc peak of the write minus that of the same
+   ``copyfileobj`` into a discarding sink) against the configured part buffers.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+import shutil
+import sys
+import tracemalloc
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.parse import urlsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from harness import Row, best_of, main, run_in_baseline  # noqa: E402
+
+from pfio.fs.s3 import S3  # noqa: E402
+from pfio.testing.faultproxy import FaultProxy  # noqa: E402
+from pfio.testing.s3server import MotoServer  # noqa: E402
+
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
+               "AWS_DEFAULT_REGION": "us-east-1"}
+MIB = 1 << 20
+
+
+class _Discard(io.RawIOBase):
+    """A sink that drops what it is given."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b) -> int:  # noqa: ANN001
+        return len(b)
+
+
+def _boto3(endpoint: str):  # noqa: ANN202
+    import boto3
+
+    return boto3.client("s3", endpoint_url=endpoint)
+
+
+def _many_objects(endpoint: str, quick: bool) -> list[Row]:
+    count, size = (200 if quick else 1000), 100 << 10
+    fs = S3("many", endpoint=endpoint, create_bucket=True)
+    payload = os.urandom(size)
+    keys = [f"obj/{i:05d}" for i in range(count)]
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda k: fs._client().put_object(Bucket="many", Key=k, Body=payload),
+                      keys))
+
+    def read(key: str) -> int:
+        with fs.open(key) as f:
+            return len(f.read())
+
+    def ours() -> None:
+        with ThreadPoolExecutor(8) as pool:
+            assert sum(pool.map(read, keys)) == count * size
+
+    rate = count / best_of(ours, 2)
+    common = f"""
+        import json, time
+        from concurrent.futures import ThreadPoolExecutor
+        keys = [f"obj/{{i:05d}}" for i in range({count})]
+        def timed(read):
+            best = float("inf")
+            for _ in range(2):
+                start = time.perf_counter()
+                with ThreadPoolExecutor(8) as pool:
+                    assert sum(pool.map(read, keys)) == {count * size}
+                best = min(best, time.perf_counter() - start)
+            print(json.dumps({{"rate": {count} / best}}))
+    """
+    pfio210 = run_in_baseline("pfio210", common + f"""
+        from pfio.v2 import S3
+        fs = S3("many", endpoint={endpoint!r})
+        def read(key):
+            with fs.open(key, "rb") as f:
+                return len(f.read())
+        timed(read)
+    """, env=CREDENTIALS)
+    s3fs = run_in_baseline("s3fs", common + f"""
+        import s3fs
+        fs = s3fs.S3FileSystem(client_kwargs={{"endpoint_url": {endpoint!r}}})
+        def read(key):
+            with fs.open("many/" + key, "rb") as f:
+                return len(f.read())
+        timed(read)
+    """, env=CREDENTIALS)
+    metric = f"{count:,} objects of 100 KiB, 8 threads"
+    return [Row("s3", metric, rate, "PFIO 2.10", pfio210["rate"], 1.5, unit="objects/s"),
+            Row("s3", metric, rate, "s3fs", s3fs["rate"], 1.0, unit="objects/s")]
+
+
+def _pfio210_zip(endpoint: str, members: list[str], credentials: dict[str, str]) -> float:
+    """PFIO 2.10 reading ``members`` of zips/data.zip: members/s."""
+    return run_in_baseline("pfio210", f"""
+        import json, time
+        from pfio.v2 import S3
+        z = S3("zips", endpoint={endpoint!r}).open_zip("data.zip")
+        start = time.perf_counter()
+        for name in {members!r}:
+            with z.open(name, "rb") as f:
+                f.read()
+        print(json.dumps({{"rate": {len(members)} / (time.perf_counter() - start)}}))
+    """, env=credentials)["rate"]
+
+
+def _zip_members(endpoint: str, quick: bool, credentials: dict[str, str] = CREDENTIALS,
+                 server: str = "") -> list[Row]:
+    count, size = (300 if quick else 2000), 64 << 10
+    reads, sample, counted = (50, 10, 10) if quick else (200, 20, 20)
+    fs = S3("zips", endpoint=endpoint, create_bucket=True)
+    names = [f"m/{i:05d}.bin" for i in range(count)]
+    with fs.open("data.zip", "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as z:
+        for name in names:
+            z.writestr(name, os.urandom(size))
+    order = random.Random(0).choices(names, k=reads)
+
+    def read_members(archive, members: list[str]) -> None:  # noqa: ANN001
+        for name in members:
+            with archive.open(name) as member:
+                member.read()
+
+    with fs.open_zip("data.zip") as archive:
+        rate = reads / best_of(lambda: read_members(archive, order), 1)
+    baseline_rate = _pfio210_zip(endpoint, order[:sample], credentials)
+    host = urlsplit(endpoint)
+    with FaultProxy(host.hostname, host.port) as proxy:
+        with S3("zips", endpoint=proxy.endpoint).open_zip("data.zip") as archive:
+            proxy.reset()
+            read_members(archive, order[:counted])
+            ours_bytes = proxy.bytes_down / counted
+        proxy.reset()
+        _pfio210_zip(proxy.endpoint, [], credentials)
+        opening = proxy.bytes_down
+        proxy.reset()
+        _pfio210_zip(proxy.endpoint, order[:counted], credentials)
+        baseline_bytes = (proxy.bytes_down - opening) / counted
+    metric = f"random reads of 64 KiB members, zip of {count:,}{server}"
+    per_member = f"bytes transferred per 64 KiB member{server}"
+    return [Row("s3", metric, rate, f"PFIO 2.10 ({sample} sampled)", baseline_rate, 5.0,
+                unit="members/s"),
+            Row("s3", per_member, ours_bytes / 1024, "member + 64 KiB",
+                (size + (64 << 10)) / 1024, 1.0, higher_is_better=False, unit="KiB"),
+            Row("s3", per_member, ours_bytes / 1024, "PFIO 2.10 (info)", baseline_bytes / 1024,
+                1.0, higher_is_better=False, unit="KiB")]
+
+
+def _sequential(endpoint: str, quick: bool) -> list[Row]:
+    size = (32 if quick else 256) * MIB
+    data = os.urandom(size)
+    fs = S3("seq", endpoint=endpoint, create_bucket=True)
+    client = _boto3(endpoint)
+    def ours_write() -> None:
+        with fs.open("ours", "wb") as f:
+            shutil.copyfileobj(io.BytesIO(data), f, 8 * MIB)
+
+    def boto_write() -> None:
+        client.upload_fileobj(io.BytesIO(data), "seq", "boto")
+
+    def ours_read() -> None:
+        with fs.open("ours") as f:
+            shutil.copyfileobj(f, _Discard(), 8 * MIB)
+
+    def boto_read() -> None:
+        client.download_fileobj("seq", "boto", _Discard())
+
+    best: dict[str, float] = {}
+    for _ in range(2):  # interleaved, so that a busy moment hurts both sides alike
+        for fn in (ours_write, boto_write, ours_read, boto_read):
+            best[fn.__name__] = min(best.get(fn.__name__, float("inf")), best_of(fn, 1))
+    rates = {name: size / MIB / seconds for name, seconds in best.items()}
+    def peak(fn) -> float:  # noqa: ANN001
+        tracemalloc.start()
+        fn()
+        high = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return high
+
+    callers = peak(lambda: shutil.copyfileobj(io.BytesIO(data), _Discard(), 8 * MIB))
+    writer_peak = peak(ours_write) - callers
+    bound = (fs.mpu_concurrency + 2) * fs.mpu_chunksize
+    label = f"{size // MIB} MiB object"
+    return [
+        Row("s3", f"sequential read, {label}", rates["ours_read"], "boto3 download_fileobj",
+            rates["boto_read"], 0.9, unit="MB/s"),
+        Row("s3", f"sequential write, {label}", rates["ours_write"], "boto3 upload_fileobj",
+            rates["boto_write"], 0.9, unit="MB/s"),
+        Row("s3", f"peak memory of the writer, {label}", writer_peak / MIB,
+            f"{fs.mpu_concurrency} + 2 parts of {fs.mpu_chunksize // MIB} MiB", bound / MIB, 1.0,
+            higher_is_better=False, unit="MiB"),
+    ]
+
+
+def _ceph() -> tuple[str, dict[str, str]] | None:
+    """The endpoint and credentials of a Ceph RADOS Gateway started by
+    ``scripts/ceph-rgw.sh start``, if one runs."""
+    path = Path(os.environ.get("PFIO_CEPH_ENV", "/tmp/pfio-ceph/env"))
+    if not path.exists():
+        return None
+    settings = dict(line.strip().split("=", 1) for line in path.read_text().splitlines()
+                    if "=" in line)
+    return settings["PFIO_TEST_CEPH_ENDPOINT"], {
+        "AWS_ACCESS_KEY_ID": settings["PFIO_TEST_CEPH_ACCESS_KEY"],
+        "AWS_SECRET_ACCESS_KEY": settings["PFIO_TEST_CEPH_SECRET_KEY"],
+        "AWS_DEFAULT_REGION": "us-east-1"}
+
+
+def run(quick: bool) -> list[Row]:
+    """The three S3 benchmarks against one moto server (and the zip one against Ceph's
+    RADOS Gateway too when ``scripts/ceph-rgw.sh start`` runs one); ``quick`` makes them
+    small."""
+    os.environ.update(CREDENTIALS)
+    with MotoServer(separate_process=True) as server:
+        rows = _many_objects(server.endpoint, quick)
+        rows += _zip_members(server.endpoint, quick)
+        rows += _sequential(server.endpoint, quick)
+    ceph = _ceph()
+    if ceph is not None:
+        endpoint, credentials = ceph
+        os.environ.update(credentials)
+        rows += _zip_members(endpoint, quick, credentials, " (Ceph RGW)")
+        os.environ.update(CREDENTIALS)
+    return rows
+
+
+if __name__ == "__main__":
+    main(run)

@@ -1,0 +1,310 @@
+"""``S3``: a filesystem over an S3 bucket (AWS, MinIO, Ceph RGW, moto, ...).
+
+``from_url("s3://bucket/prefix")`` roots a filesystem at ``prefix`` in ``bucket``. Objects
+are files; "directories" are key prefixes ending in ``/`` (``mkdir`` and ``makedirs`` are
+no-ops, as in PFIO 2.x). Opening a file for reading sends its first ranged GET at once,
+so a missing object raises ``FileNotFoundError`` from ``open`` and an object up to 1 MiB is
+read whole by that one request (no HEAD); see :mod:`pfio.fs.s3_reader`. Writes are
+all-or-nothing (single PUT or multipart upload, :mod:`pfio.fs.s3_writer`); errors and
+retries are in :mod:`pfio.fs.s3_errors`.
+
+The boto3 client is created on first use in each process, so an ``S3`` object may be
+pickled to DataLoader workers (fork, spawn or forkserver) and shared by threads.
+Credentials never appear in ``repr``, logs or error messages.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import posixpath
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import IO, Any
+
+from .._uri import URI
+from .base import FS
+from .modes import Mode
+from .s3_errors import RetryPolicy, call
+from .s3_ops import S3Operations
+from .s3_reader import ReadOptions, S3Reader
+from .s3_writer import S3Sink
+from .stat import FileStat
+from .writers import atomic_writer
+
+DEFAULT_MPU_CHUNKSIZE = 8 << 20
+
+
+class S3(S3Operations, FS):
+    """The objects of ``bucket`` under ``prefix``, as a filesystem.
+
+    Args:
+        bucket: the bucket name.
+        prefix: the key prefix this filesystem is rooted at ("" for the whole bucket).
+        endpoint: the S3 endpoint URL; default: ``$S3_ENDPOINT``, else
+            ``$AWS_ENDPOINT_URL``, else AWS.
+        aws_access_key_id, aws_secret_access_key, session_token, profile, region:
+            credentials and region; by default boto3's normal chain (environment, config
+            files, instance roles) finds them.
+        mpu_chunksize: writes up to this size are one PUT; larger ones are multipart
+            uploads with parts of this size.
+        mpu_concurrency: parts of one upload in flight at once; a writer holds at most
+            ``(mpu_concurrency + 2) * mpu_chunksize`` bytes.
+        buffering: the block size of reads (read-ahead blocks; default 16 MiB).
+        readahead: how many blocks sequential reads fetch ahead (0 turns read-ahead off).
+        connect_timeout, read_timeout: seconds, for each HTTP request.
+        max_attempts: tries of one request in all (throttling, 5xx and broken connections
+            are retried with exponential backoff and jitter).
+        max_pool_connections: HTTP connections kept per process (and background threads).
+        create_bucket: create the bucket when it does not exist.
+        create: accepted for PFIO 2.x (prefixes need no creating).
+    """
+
+    scheme = "s3"
+
+    def __init__(self, bucket: str, prefix: str = "", endpoint: str | None = None,
+                 aws_access_key_id: str | None = None,
+                 aws_secret_access_key: str | None = None, session_token: str | None = None,
+                 region: str | None = None, profile: str | None = None,
+                 mpu_chunksize: int = DEFAULT_MPU_CHUNKSIZE, mpu_concurrency: int = 8,
+                 buffering: int = -1,
+                 readahead: int = 3, connect_timeout: float = 10, read_timeout: float = 60,
+                 max_attempts: int = 5, max_pool_connections: int = 32,
+                 create_bucket: bool = False, create: bool = False, **_: Any) -> None:
+        super().__init__()
+        if not bucket:
+            raise ValueError("S3 needs a bucket name")
+        self.bucket = bucket
+        self.root = prefix.strip("/")
+        self.endpoint = endpoint or os.environ.get("S3_ENDPOINT") or \
+            os.environ.get("AWS_ENDPOINT_URL") or None
+        self.region = region
+        self.profile = profile
+        self.mpu_chunksize = mpu_chunksize
+        self.mpu_concurrency = max(1, mpu_concurrency)
+        block = buffering if buffering > 1 else ReadOptions.block_size
+        self.read_options = ReadOptions(block_size=block, readahead=max(0, readahead))
+        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout
+        self.max_pool_connections = max_pool_connections
+        self._retry = RetryPolicy(max_attempts=max(1, max_attempts))
+        self._secrets = {"aws_access_key_id": aws_access_key_id,
+                         "aws_secret_access_key": aws_secret_access_key,
+                         "aws_session_token": session_token}
+        self._local: _PerProcess | None = None
+        if create_bucket:
+            self._create_bucket()
+
+    @classmethod
+    def from_uri(cls, uri: URI, **options: Any) -> S3:
+        """The filesystem of ``s3://bucket/prefix``."""
+        return cls(uri.netloc, uri.path, **options)
+
+    def __repr__(self) -> str:
+        return f"S3(bucket={self.bucket!r}, prefix={self.root!r}, endpoint={self.endpoint!r})"
+
+    # -- per-process state ---------------------------------------------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_local"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._pid = os.getpid()
+
+    def _state(self) -> _PerProcess:
+        local = self._local
+        if local is None or local.pid != os.getpid():
+            with _creation_lock():
+                local = self._local
+                if local is None or local.pid != os.getpid():
+                    local = self._local = _PerProcess()
+        return local
+
+    def _client(self) -> Any:
+        """This process's boto3 client (created on first use, shared by the filesystems of
+        this process with the same endpoint, credentials and settings)."""
+        local = self._state()
+        if local.client is None:
+            settings = (self.endpoint, self.region, self.profile, self.connect_timeout,
+                        self.read_timeout, self.max_pool_connections,
+                        tuple(self._secrets.values()))
+            with _creation_lock():
+                cache = _clients_of_this_process()
+                client = cache.get(settings)
+                if client is None:
+                    client = cache[settings] = self._make_client()
+                local.client = client
+        return local.client
+
+    def _executor(self) -> ThreadPoolExecutor:
+        """This process's pool of background threads (read-ahead, part uploads)."""
+        local = self._state()
+        if local.executor is None:
+            with local.lock:
+                if local.executor is None:
+                    local.executor = ThreadPoolExecutor(
+                        max(2, self.max_pool_connections // 2),
+                        thread_name_prefix=f"pfio-s3-{self.bucket}")
+        return local.executor
+
+    def _make_client(self) -> Any:
+        import boto3
+        from botocore.config import Config
+
+        session = boto3.session.Session(profile_name=self.profile,
+                                        region_name=self.region, **self._secrets)
+        config = Config(
+            connect_timeout=self.connect_timeout, read_timeout=self.read_timeout,
+            retries={"total_max_attempts": 1},  # pfio.fs.s3_errors retries, resuming bodies
+            max_pool_connections=self.max_pool_connections,
+            request_checksum_calculation="when_required",
+            response_checksum_validation="when_required",
+            s3={"addressing_style": "path"} if self.endpoint else None,
+        )
+        return session.client("s3", endpoint_url=self.endpoint, config=config)
+
+    def close(self) -> None:
+        """Stop this filesystem's background threads (they are recreated if it is used
+        again)."""
+        local = self._local
+        if local is not None and local.pid == os.getpid() and local.executor is not None:
+            executor, local.executor = local.executor, None
+            executor.shutdown(wait=True)
+
+    # -- names ---------------------------------------------------------------------------
+
+    def _key(self, path: str) -> str:
+        path = os.fspath(path)
+        joined = posixpath.join(self.root, path) if self.root else path
+        trailing = joined.endswith("/")
+        key = posixpath.normpath("/" + joined).lstrip("/") if joined else ""
+        return key + "/" if trailing and key else key
+
+    def _url(self, key: str) -> str:
+        return f"s3://{self.bucket}/{key}"
+
+    def _describe(self, path: str) -> str:
+        return self._url(self._key(path))
+
+    def _call(self, method: str, key: str, operation: str, **kwargs: Any) -> Any:
+        """One client call with retries, errors as builtin exceptions."""
+        client = self._client()
+        return call(self._retry, method, self._url(key),
+                    lambda: getattr(client, operation)(Bucket=self.bucket, **kwargs))
+
+    # -- files ---------------------------------------------------------------------------
+
+    def _open_binary(self, path: str, mode: Mode, buffering: int, encoding: str | None,
+                     errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:
+        key = self._key(path)
+        if mode.plus or mode.kind == "a":
+            raise io.UnsupportedOperation(
+                f"S3 objects cannot be opened in mode {mode.binary_mode!r}: {self._url(key)}")
+        if not key or key.endswith("/"):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", self._url(key))
+        if mode.kind == "r":
+            options = self.read_options
+            if buffering > 1:
+                options = ReadOptions(block_size=buffering, readahead=options.readahead)
+            try:
+                return S3Reader(self, key, options)
+            except FileNotFoundError:
+                if self.isdir(path):
+                    raise IsADirectoryError(errno.EISDIR, "is a directory",
+                                            self._url(key)) from None
+                raise
+        if mode.kind == "x" and self._head(key) is not None:
+            raise FileExistsError(errno.EEXIST, "file exists", self._url(key))
+        sink = S3Sink(self, key, self.mpu_chunksize, self.mpu_concurrency)
+        return atomic_writer(sink, mode, buffering, encoding, errors, newline,
+                             buffer_size=1 << 20)
+
+    # -- directories: none on S3 -----------------------------------------------------------
+
+    def mkdir(self, path: str, mode: int = 0o777, *args: Any, **kwargs: Any) -> None:
+        """A no-op: prefixes exist as soon as an object is under them (PFIO 2.x)."""
+
+    def makedirs(self, path: str, mode: int = 0o777, exist_ok: bool = False) -> None:
+        """A no-op, as :meth:`mkdir`."""
+
+    def _create_bucket(self) -> None:
+        client = self._client()
+        try:
+            call(self._retry, "HEAD", self._url(""),
+                 lambda: client.head_bucket(Bucket=self.bucket))
+        except FileNotFoundError:
+            kwargs: dict[str, Any] = {}
+            region = client.meta.region_name
+            if region and region != "us-east-1":
+                kwargs["CreateBucketConfiguration"] = {"LocationConstraint": region}
+            call(self._retry, "PUT", self._url(""),
+                 lambda: client.create_bucket(Bucket=self.bucket, **kwargs))
+
+    def stat(self, path: str) -> FileStat:
+        """The object at ``path``, else the prefix ``path/`` as a directory."""
+        key = self._key(path)
+        if key and not key.endswith("/"):
+            head = self._head(key)
+            if head is not None:
+                return FileStat(path, head["ContentLength"],
+                                last_modified=head["LastModified"].timestamp(),
+                                etag=head.get("ETag", "").strip('"'))
+        if self._prefix_exists(key):
+            return FileStat.directory(path.rstrip("/"))
+        raise FileNotFoundError(errno.ENOENT, "no such object or prefix", self._url(key))
+
+    def isdir(self, path: str) -> bool:
+        try:
+            return self._prefix_exists(self._key(path))
+        except FileNotFoundError:  # no bucket
+            return False
+
+    def exists(self, path: str) -> bool:
+        key = self._key(path)
+        if key and not key.endswith("/") and self._head(key) is not None:
+            return True
+        return self.isdir(path)
+
+    def _head(self, key: str) -> dict[str, Any] | None:
+        """The HEAD of object ``key``, None when there is none."""
+        try:
+            return self._call("HEAD", key, "head_object", Key=key)
+        except FileNotFoundError:
+            return None
+
+
+class _PerProcess:
+    """What one process holds for one S3 filesystem: its client and its thread pool."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.lock = threading.Lock()
+        self.client: Any = None
+        self.executor: ThreadPoolExecutor | None = None
+
+
+_creation = (os.getpid(), threading.Lock())
+_clients: tuple[int, dict[tuple[Any, ...], Any]] = (os.getpid(), {})
+
+
+def _creation_lock() -> threading.Lock:
+    """A process-wide lock (a new one after fork: the parent's may have been held)."""
+    global _creation
+    if _creation[0] != os.getpid():
+        _creation = (os.getpid(), threading.Lock())
+    return _creation[1]
+
+
+def _clients_of_this_process() -> dict[tuple[Any, ...], Any]:
+    """The boto3 clients created in this process, by settings (none survive a fork)."""
+    global _clients
+    if _clients[0] != os.getpid():
+        _clients = (os.getpid(), {})
+    return _clients[1]
+
+
+__all__ = ["S3"]

@@ -1,0 +1,242 @@
+"""Listing, removing and renaming on S3 (a mixin of :class:`pfio.fs.s3.S3`).
+
+Listings page through ``ListObjectsV2``; "directories" are common prefixes. A recursive
+remove deletes in batches of 1,000 keys per request. A rename is a server-side copy (a
+multipart copy above 5 GiB) followed by a delete.
+"""
+
+from __future__ import annotations
+
+import errno
+import posixpath
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from .stat import FileStat
+
+#: the largest object one CopyObject request may copy
+COPY_LIMIT = 5 << 30
+
+
+class S3Operations:
+    """``list``, ``remove``, ``rename`` and ``glob`` of :class:`pfio.fs.s3.S3`."""
+
+    bucket: str
+    root: str
+    copy_limit: int = COPY_LIMIT
+    copy_part_size: int = 512 << 20
+    #: keys per DeleteObjects request (1000 is the S3 maximum)
+    delete_batch: int = 1000
+    #: keys per listing page (None: the server's default, 1000 on AWS)
+    list_page_size: int | None = None
+
+    if TYPE_CHECKING:  # provided by S3
+        def _key(self, path: str) -> str: ...
+        def _url(self, key: str) -> str: ...
+        def _call(self, method: str, key: str, operation: str, **kwargs: Any) -> Any: ...
+        def _head(self, key: str) -> dict[str, Any] | None: ...
+        def exists(self, path: str) -> bool: ...
+
+    def _pages(self, prefix: str, delimiter: str | None,
+               max_keys: int | None = None) -> Iterator[dict[str, Any]]:
+        kwargs: dict[str, Any] = {"Prefix": prefix}
+        if delimiter:
+            kwargs["Delimiter"] = delimiter
+        page_size = max_keys or self.list_page_size
+        if page_size:
+            kwargs["MaxKeys"] = page_size
+        while True:
+            page = self._call("LIST", prefix, "list_objects_v2", **kwargs)
+            yield page
+            token = page.get("NextContinuationToken")
+            if not page.get("IsTruncated") or not token or max_keys:
+                return
+            kwargs["ContinuationToken"] = token
+
+    def _prefix_exists(self, key: str) -> bool:
+        """True when some object is under ``key/`` (or ``key`` is "" and the bucket exists)."""
+        if not key:
+            self._call("LIST", "", "list_objects_v2", MaxKeys=1)  # FileNotFoundError if no bucket
+            return True
+        prefix = key if key.endswith("/") else key + "/"
+        page = next(self._pages(prefix, None, max_keys=1))
+        return bool(page.get("Contents") or page.get("CommonPrefixes"))
+
+    def list(self, path: str = "", recursive: bool = False,
+             detail: bool = False) -> Iterator[Any]:
+        """List the prefix ``path/``; see :meth:`pfio.fs.base.FS.list`.
+
+        The root of the filesystem lists empty while nothing is under it yet (its prefix
+        needs no creating, as :meth:`mkdir` is a no-op).
+
+        Raises:
+            FileNotFoundError: nothing is under ``path`` (or the bucket does not exist).
+            NotADirectoryError: ``path`` is an object.
+        """
+        key = self._key(path)
+        prefix = key if not key or key.endswith("/") else key + "/"
+        found = False
+        for item in self._walk(prefix, recursive):
+            found = True
+            name, stat = item
+            if detail:
+                yield stat
+            else:
+                yield name + "/" if stat.isdir() else name
+        if not found and key.rstrip("/") != self.root:
+            if self._head(key.rstrip("/")) is not None:
+                raise NotADirectoryError(errno.ENOTDIR, "not a directory", self._url(key))
+            raise FileNotFoundError(errno.ENOENT, "no such prefix", self._url(prefix))
+
+    def _walk(self, prefix: str, recursive: bool) -> Iterator[tuple[str, FileStat]]:
+        seen_dirs: set[str] = set()
+        skip = len(prefix)
+        for page in self._pages(prefix, None if recursive else "/"):
+            for common in page.get("CommonPrefixes", ()):
+                name = common["Prefix"][skip:].rstrip("/")
+                yield name, FileStat.directory(name)
+            for obj in page.get("Contents", ()):
+                name = obj["Key"][skip:]
+                if recursive:
+                    yield from _implied_dirs(name, seen_dirs)
+                if not name or name.endswith("/"):
+                    continue  # a directory marker object
+                yield name, FileStat(name, obj["Size"],
+                                     last_modified=obj["LastModified"].timestamp(),
+                                     etag=obj.get("ETag", "").strip('"'))
+
+    def remove(self, path: str, recursive: bool = False) -> None:
+        """Remove the object ``path``, or with ``recursive`` everything under ``path/``.
+
+        Raises:
+            FileNotFoundError: neither exists.
+            OSError: ``path`` is a non-empty prefix and ``recursive`` is false (ENOTEMPTY).
+        """
+        key = self._key(path).rstrip("/")
+        if key and self._head(key) is not None:
+            self._call("DELETE", key, "delete_object", Key=key)
+            return
+        prefix = key + "/" if key else ""
+        keys = [obj["Key"] for page in self._pages(prefix, None)
+                for obj in page.get("Contents", ())]
+        if not keys:
+            raise FileNotFoundError(errno.ENOENT, "no such object or prefix", self._url(key))
+        if not recursive and keys != [prefix]:
+            raise OSError(errno.ENOTEMPTY, "directory not empty", self._url(prefix))
+        for i in range(0, len(keys), self.delete_batch):
+            batch = [{"Key": k} for k in keys[i:i + self.delete_batch]]
+            result = self._call("POST", prefix, "delete_objects",
+                                Delete={"Objects": batch, "Quiet": True})
+            failed = result.get("Errors") or []
+            if failed:
+                first = failed[0]
+                raise OSError(errno.EIO, f"could not delete {len(failed)} objects, e.g. "
+                              f"{first.get('Key')}: {first.get('Code')}", self._url(prefix))
+
+    def rename(self, src: str, dst: str) -> None:
+        """Copy the object ``src`` to ``dst`` on the server, then delete ``src``.
+
+        Raises:
+            FileNotFoundError: ``src`` is not an object.
+        """
+        skey, dkey = self._key(src), self._key(dst)
+        head = self._head(skey) if skey and not skey.endswith("/") else None
+        if head is None:
+            if self._prefix_exists(skey):
+                raise IsADirectoryError(errno.EISDIR, "renaming a prefix is not supported",
+                                        self._url(skey))
+            raise FileNotFoundError(errno.ENOENT, "no such object", self._url(skey))
+        if skey == dkey:
+            return
+        source = {"Bucket": self.bucket, "Key": skey}
+        if head["ContentLength"] <= self.copy_limit:
+            self._call("PUT", dkey, "copy_object", Key=dkey, CopySource=source)
+        else:
+            self._multipart_copy(source, dkey, head["ContentLength"])
+        self._call("DELETE", skey, "delete_object", Key=skey)
+
+    def _multipart_copy(self, source: dict[str, str], dkey: str, size: int) -> None:
+        upload = self._call("POST", dkey, "create_multipart_upload", Key=dkey)["UploadId"]
+        try:
+            parts = []
+            step = max(self.copy_part_size, -(-size // 10000))
+            for number, start in enumerate(range(0, size, step), 1):
+                stop = min(size, start + step) - 1
+                result = self._call("PUT", dkey, "upload_part_copy", Key=dkey,
+                                    UploadId=upload, PartNumber=number, CopySource=source,
+                                    CopySourceRange=f"bytes={start}-{stop}")
+                parts.append({"PartNumber": number,
+                              "ETag": result["CopyPartResult"]["ETag"]})
+            self._call("POST", dkey, "complete_multipart_upload", Key=dkey,
+                       UploadId=upload, MultipartUpload={"Parts": parts})
+        except BaseException:
+            self._call("DELETE", dkey, "abort_multipart_upload", Key=dkey, UploadId=upload)
+            raise
+
+    def glob(self, pattern: str) -> list[str]:
+        """As :meth:`pfio.fs.base.FS.glob`, with one recursive listing under the pattern's
+        literal leading directories instead of one listing per directory level."""
+        parts = [p for p in pattern.strip("/").split("/") if p not in ("", ".")]
+        if not parts:
+            return []
+        if not any(_has_magic(p) for p in parts):
+            path = "/".join(parts)
+            return [path] if self.exists(path) else []
+        fixed = 0
+        while fixed < len(parts) - 1 and not _has_magic(parts[fixed]):
+            fixed += 1
+        base = "/".join(parts[:fixed])
+        matcher = re.compile(_glob_regex(parts[fixed:])).fullmatch
+        try:
+            names = [name.rstrip("/") for name in self.list(base, recursive=True)]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return sorted(posixpath.join(base, n) if base else n for n in names if matcher(n))
+
+
+def _implied_dirs(name: str, seen: set[str]) -> Iterator[tuple[str, FileStat]]:
+    """The directories above ``name`` not yielded yet."""
+    parts = name.split("/")[:-1]
+    for i in range(1, len(parts) + 1):
+        directory = "/".join(parts[:i])
+        if directory not in seen:
+            seen.add(directory)
+            yield directory, FileStat.directory(directory)
+
+
+def _has_magic(part: str) -> bool:
+    return any(c in part for c in "*?[")
+
+
+def _glob_regex(parts: list[str]) -> str:
+    """A regex for a relative path matching ``parts`` (``**`` spans directories)."""
+    pieces = []
+    for i, part in enumerate(parts):
+        if part == "**":
+            pieces.append(r"[^/]+(?:/[^/]+)*" if i == len(parts) - 1 else r"(?:[^/]+/)*")
+        else:
+            pieces.append(_component_regex(part) + ("/" if i < len(parts) - 1 else ""))
+    return "".join(pieces)
+
+
+def _component_regex(part: str) -> str:
+    """``*``, ``?`` and ``[...]`` of one path component, not crossing ``/``."""
+    out = []
+    i = 0
+    while i < len(part):
+        c = part[i]
+        end = part.find("]", i + 2) if c == "[" else -1
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif end > 0:
+            body = part[i + 1:end]
+            body = "^" + body[1:] if body.startswith("!") else body
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)

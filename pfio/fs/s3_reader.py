@@ -1,0 +1,297 @@
+"""``S3Reader``: a seekable binary file over one S3 object, read by ranged GETs.
+
+* Opening sends the first ranged GET (``bytes=0-N``) at once: a missing object raises
+  ``FileNotFoundError`` from ``open``, the object's size comes from ``Content-Range`` (no
+  HEAD), and an object up to ``first_fetch`` bytes is then read with this one request.
+* Sequential reads use read-ahead: when the reader runs off the end of its buffer, it
+  fetches twice as much as last time, up to ``block_size``; from then on the next
+  ``readahead`` blocks are fetched in the background (memory stays below
+  ``(readahead + 1) * block_size``). So a short sequential run after a seek costs little.
+* A read after a seek elsewhere fetches what it asks for (at least ``random_fetch`` bytes);
+  a seek inside the buffer keeps the buffer. A read of two blocks or more that is not served
+  by the read-ahead fetches its blocks concurrently straight into the caller's buffer (for
+  ``readinto``) or the result. ``read(0)`` sends nothing.
+* :meth:`S3Reader.read_at` and :meth:`S3Reader.read_tail` are single requests that leave
+  the file position and the read-ahead alone; zip and tar archives on S3 use them.
+* A pickled reader is reopened at its position.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .s3_get import get_range
+
+if TYPE_CHECKING:
+    from .s3 import S3
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How an :class:`S3Reader` fetches: sizes in bytes."""
+
+    block_size: int = 16 << 20
+    readahead: int = 3
+    first_fetch: int = 1 << 20
+    random_fetch: int = 64 << 10
+
+
+class S3Reader(io.BufferedIOBase):
+    """A read-only, seekable file over the object ``key`` of ``fs`` (see the module doc).
+
+    Thread-safe: reads, seeks and ``read_at`` may come from several threads.
+    """
+
+    mode = "rb"
+
+    def __init__(self, fs: S3, key: str, options: ReadOptions = ReadOptions()) -> None:
+        super().__init__()
+        self._fs = fs
+        self._key = key
+        self.name = fs._url(key)
+        self.options = options
+        self._lock = threading.RLock()
+        self._pos = 0
+        self._buf: memoryview = memoryview(b"")
+        self._buf_start = 0
+        self._ahead: dict[int, Future] = {}
+        self._ahead_end = 0
+        data, self._size = get_range(fs, key, 0, options.first_fetch)
+        self._buf = memoryview(data)
+
+    # -- io.BufferedIOBase ---------------------------------------------------------------
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        self._check_open()
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        """Move the position (no request; the buffer is kept)."""
+        self._check_open()
+        with self._lock:
+            if whence == io.SEEK_SET:
+                pos = offset
+            elif whence == io.SEEK_CUR:
+                pos = self._pos + offset
+            elif whence == io.SEEK_END:
+                pos = self._size + offset
+            else:
+                raise ValueError(f"invalid whence ({whence}, should be 0, 1 or 2)")
+            if pos < 0:
+                raise OSError(22, f"negative seek position {pos}", self.name)
+            self._pos = pos
+            return pos
+
+    @property
+    def size(self) -> int:
+        """The object's size in bytes."""
+        return self._size
+
+    def read(self, size: int | None = -1) -> bytes:
+        self._check_open()
+        with self._lock:
+            left = max(0, self._size - self._pos)
+            n = left if size is None or size < 0 else min(size, left)
+            if n == 0:
+                return b""
+            offset = self._pos - self._buf_start
+            if 0 <= offset and offset + n <= len(self._buf):
+                self._pos += n
+                return bytes(self._buf[offset:offset + n])
+            out = bytearray(n)
+            got = self._readinto(memoryview(out))
+            del out[got:]
+            return bytes(out)
+
+    def read1(self, size: int = -1) -> bytes:
+        """Read from the buffer, fetching once when it is empty at the position."""
+        self._check_open()
+        with self._lock:
+            if size is None or size < 0:
+                size = self.options.block_size
+            view = self._peek_view()
+            data = bytes(view[:size])
+            self._pos += len(data)
+            return data
+
+    def readinto(self, b: Any) -> int:
+        self._check_open()
+        with memoryview(b) as view, view.cast("B") as target, self._lock:
+            return self._readinto(target)
+
+    def readinto1(self, b: Any) -> int:
+        return self.readinto(b)
+
+    def readall(self) -> bytes:
+        return self.read(-1)
+
+    def peek(self, size: int = 0) -> bytes:
+        """Bytes from the position on without moving it (fetching once if none are buffered)."""
+        self._check_open()
+        with self._lock:
+            view = self._peek_view()
+            return bytes(view[:size] if size > 0 else view)
+
+    def close(self) -> None:
+        with self._lock:
+            for future in self._ahead.values():
+                future.cancel()
+            self._ahead.clear()
+            self._buf = memoryview(b"")
+        super().close()
+
+    def __repr__(self) -> str:
+        return f"<S3Reader name={self.name!r} size={self._size}>"
+
+    # -- single requests for archives -------------------------------------------------------
+
+    def read_at(self, offset: int, size: int) -> bytes:
+        """Up to ``size`` bytes at ``offset``: one ranged GET (none when the whole object is
+        in memory already); the position and the read-ahead are left alone."""
+        self._check_open()
+        if size <= 0 or offset >= self._size:
+            return b""
+        whole = self._whole()
+        if whole is not None:
+            return bytes(whole[offset:offset + size])
+        data, _ = get_range(self._fs, self._key, offset, offset + size)
+        return data
+
+    def read_tail(self, size: int) -> tuple[int, bytes]:
+        """The last ``size`` bytes and their offset: one suffix-range GET (``bytes=-size``),
+        none when the whole object is in memory already."""
+        self._check_open()
+        if size <= 0:
+            return self._size, b""
+        whole = self._whole()
+        if whole is not None:
+            start = max(0, self._size - size)
+            return start, bytes(whole[start:])
+        data, total = get_range(self._fs, self._key, -size)
+        return total - len(data), data
+
+    # -- pickling ------------------------------------------------------------------------
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        self._check_open()
+        return _reopen, (self._fs, self._key, self._pos, self.options)
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise ValueError(f"I/O operation on closed file {self.name}")
+
+    def _whole(self) -> memoryview | None:
+        buf = self._buf
+        return buf if self._buf_start == 0 and len(buf) == self._size else None
+
+    def _peek_view(self) -> memoryview:
+        """The buffered bytes at the position, fetched when there are none."""
+        offset = self._pos - self._buf_start
+        if not (0 <= offset < len(self._buf)) and self._pos < self._size:
+            self._fill(self.options.random_fetch)
+            offset = self._pos - self._buf_start
+        if 0 <= offset < len(self._buf):
+            return self._buf[offset:]
+        return memoryview(b"")
+
+    def _readinto(self, target: memoryview) -> int:
+        """Fill ``target`` from the position on (the caller holds the lock)."""
+        done = 0
+        want = min(len(target), max(0, self._size - self._pos))
+        while done < want:
+            offset = self._pos - self._buf_start
+            if 0 <= offset < len(self._buf):
+                n = min(want - done, len(self._buf) - offset)
+                target[done:done + n] = self._buf[offset:offset + n]
+            elif want - done >= 2 * self.options.block_size and self._pos not in self._ahead:
+                n = self._fetch_direct(target[done:want])
+            else:
+                self._fill(want - done)
+                continue
+            self._pos += n
+            done += n
+        return done
+
+    def _fill(self, wanted: int) -> None:
+        """Load the buffer at the position: the next block (with read-ahead) when reading
+        on from the buffer's end, else ``wanted`` bytes (at least ``random_fetch``)."""
+        pos = self._pos
+        opts = self.options
+        sequential = pos == self._buf_start + len(self._buf) or pos in self._ahead
+        if sequential:
+            future = self._ahead.pop(pos, None)
+            if future is not None:
+                data = future.result()
+            else:  # fetches grow on a sequential run: 64 KiB, 128 KiB, ... one block
+                size = min(opts.block_size, max(opts.random_fetch, 2 * len(self._buf)))
+                data = get_range(self._fs, self._key, pos, pos + size)[0]
+            self._set_buffer(pos, data)
+            if future is not None or len(data) >= opts.block_size:
+                self._schedule(pos + len(data))
+        else:
+            self._drop_ahead()
+            stop = pos + max(wanted, opts.random_fetch)
+            self._set_buffer(pos, get_range(self._fs, self._key, pos, stop)[0])
+
+    def _set_buffer(self, start: int, data: Any) -> None:
+        if not data:
+            raise OSError(5, f"object shrank while being read at byte {start}", self.name)
+        self._buf = memoryview(data)
+        self._buf_start = start
+
+    def _schedule(self, start: int) -> None:
+        """Keep ``readahead`` blocks in flight after ``start``."""
+        opts = self.options
+        nxt = max(start, self._ahead_end)
+        pool = self._fs._executor()
+        while len(self._ahead) < opts.readahead and nxt < self._size:
+            stop = min(self._size, nxt + opts.block_size)
+            self._ahead[nxt] = pool.submit(_fetch_bytes, self._fs, self._key, nxt, stop)
+            nxt = stop
+        self._ahead_end = nxt
+
+    def _drop_ahead(self) -> None:
+        for future in self._ahead.values():
+            future.cancel()
+        self._ahead.clear()
+        self._ahead_end = 0
+
+    def _fetch_direct(self, target: memoryview) -> int:
+        """Fetch ``len(target)`` bytes at the position into ``target``, in blocks fetched
+        concurrently; the buffer is not used."""
+        self._drop_ahead()
+        block = self.options.block_size
+        pool = self._fs._executor()
+        pos = self._pos
+        futures = [pool.submit(get_range, self._fs, self._key, pos + i,
+                               pos + min(i + block, len(target)), target[i:i + block])
+                   for i in range(0, len(target), block)]
+        done = 0
+        for future in futures:
+            part, _ = future.result()
+            done += len(part)
+        if done != len(target):
+            raise OSError(5, f"object shrank while being read at byte {pos}", self.name)
+        return done
+
+
+def _fetch_bytes(fs: S3, key: str, start: int, stop: int) -> Any:
+    return get_range(fs, key, start, stop)[0]
+
+
+def _reopen(fs: S3, key: str, pos: int, options: ReadOptions) -> S3Reader:
+    reader = S3Reader(fs, key, options)
+    reader.seek(pos)
+    return reader

@@ -1,0 +1,142 @@
+"""``S3Sink``: the all-or-nothing writer of one S3 object.
+
+Up to ``chunk_size`` bytes the object is sent with one PUT when the file is closed. Past
+that a multipart upload starts: every full chunk is uploaded as a part in the background
+while the caller goes on writing, with at most ``max_inflight`` parts in flight, so memory
+stays below ``max_inflight + 2`` parts. The part size is ``chunk_size``, doubled after
+every 2,000 parts (so that the 10,000 parts S3 allows hold 62,000 chunks). Closing uploads
+the last part and completes the upload; an exception (or :meth:`abort`) aborts it, so
+nothing is published.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+from .s3_errors import call
+from .writers import AtomicSink
+
+if TYPE_CHECKING:
+    from .s3 import S3
+
+logger = logging.getLogger(__name__)
+
+#: S3 allows at most this many parts in one upload
+MAX_PARTS = 10000
+#: ... each but the last at least this big
+MIN_PART = 5 << 20
+
+
+class S3Sink(AtomicSink):
+    """Writes ``key`` of ``fs``; see the module documentation."""
+
+    def __init__(self, fs: S3, key: str, chunk_size: int, max_inflight: int = 4) -> None:
+        super().__init__(fs._url(key))
+        self._fs = fs
+        self._key = key
+        self.chunk_size = max(chunk_size, MIN_PART)
+        self._buffer = bytearray()  # the part being filled
+        self._upload_id: str | None = None
+        self._parts: list[Future] = []
+        self._slots = threading.BoundedSemaphore(max(1, max_inflight))
+
+    def _write(self, b: Any) -> int:
+        with memoryview(b) as outer, outer.cast("B") as view:
+            n = len(view)
+            pos = 0
+            while pos < n:
+                part = self._part_size()
+                if not self._buffer and n - pos >= part:
+                    self._send_part(view[pos:pos + part])
+                    pos += part
+                    continue
+                take = min(n - pos, part - len(self._buffer))
+                self._buffer += view[pos:pos + take]
+                pos += take
+                if len(self._buffer) == part:
+                    self._send_part(self._take_buffer())
+        return n
+
+    def _take_buffer(self) -> bytearray:
+        """The bytes buffered so far (handed over, not copied); the buffer is emptied."""
+        chunk, self._buffer = self._buffer, bytearray()
+        return chunk
+
+    def _part_size(self) -> int:
+        """``chunk_size``, doubled after every 2,000 parts."""
+        return self.chunk_size << (len(self._parts) // 2000)
+
+    def _send_part(self, data: memoryview | bytearray) -> None:
+        """Upload ``data`` as the next part in the background: a view of the caller's
+        bytes is copied once a slot is free (so at most ``max_inflight`` parts exist), a
+        filled buffer is handed over."""
+        fs = self._fs
+        if self._upload_id is None:
+            response = call(fs._retry, "POST", self.name, lambda: fs._client().
+                            create_multipart_upload(Bucket=fs.bucket, Key=self._key))
+            self._upload_id = response["UploadId"]
+        number = len(self._parts) + 1
+        if number > MAX_PARTS:
+            raise OSError(27, f"more than {MAX_PARTS} parts of {self.chunk_size} bytes: "
+                          "raise mpu_chunksize", self.name)
+        for done in [f for f in self._parts if f.done()]:
+            done.result()  # a failed part fails the write now
+        self._slots.acquire()
+        try:
+            holder = [bytes(data) if isinstance(data, memoryview) else data]
+            future = fs._executor().submit(self._upload_part, number, holder)
+        except BaseException:
+            self._slots.release()
+            raise
+        self._parts.append(future)
+
+    def _upload_part(self, number: int, holder: list[bytes | bytearray]) -> dict[str, Any]:
+        fs = self._fs
+        chunk = holder.pop()  # the request below holds the only reference: freed before
+        size = len(chunk)     # the slot is
+        request = functools.partial(fs._client().upload_part, Bucket=fs.bucket, Key=self._key,
+                                    UploadId=self._upload_id, PartNumber=number, Body=chunk)
+        del chunk
+        try:
+            response = call(fs._retry, "PUT", self.name, request, nbytes=lambda _: size)
+            return {"PartNumber": number, "ETag": response["ETag"]}
+        finally:
+            del request
+            self._slots.release()
+
+    def _commit(self) -> None:
+        fs = self._fs
+        if self._upload_id is None:
+            body = self._take_buffer()
+            call(fs._retry, "PUT", self.name, lambda: fs._client().put_object(
+                Bucket=fs.bucket, Key=self._key, Body=body), nbytes=lambda _: len(body))
+            return
+        if self._buffer:
+            self._send_part(self._take_buffer())
+        parts = [future.result() for future in self._parts]
+        call(fs._retry, "POST", self.name, lambda: fs._client().complete_multipart_upload(
+            Bucket=fs.bucket, Key=self._key, UploadId=self._upload_id,
+            MultipartUpload={"Parts": parts}))
+
+    def _discard(self) -> None:
+        self._take_buffer()
+        if self._upload_id is None:
+            return
+        for future in self._parts:
+            future.cancel()
+        for future in self._parts:
+            if not future.cancelled():
+                try:
+                    future.result()
+                except Exception:  # noqa: BLE001 - the upload is being thrown away
+                    pass
+        fs = self._fs
+        try:
+            call(fs._retry, "DELETE", self.name, lambda: fs._client().abort_multipart_upload(
+                Bucket=fs.bucket, Key=self._key, UploadId=self._upload_id))
+        except OSError as exc:
+            logger.warning("could not abort the multipart upload of %s: %s", self.name, exc)

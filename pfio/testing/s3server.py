@@ -1,0 +1,102 @@
+"""A moto S3 server on 127.0.0.1 for tests, benchmarks and demos (real HTTP, no mocking).
+
+>>> with MotoServer() as server:
+...     fs = pfio.v2.S3("bucket", endpoint=server.endpoint, create_bucket=True)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import subprocess
+import sys
+import time
+from types import TracebackType
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port on ``host`` that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def _wait_for_port(host: str, port: int, process: subprocess.Popen,
+                   timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"moto server exited with status {process.returncode}")
+        try:
+            socket.create_connection((host, port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    process.terminate()
+    raise TimeoutError(f"moto server did not listen on {host}:{port} within {timeout}s")
+
+
+class MotoServer:
+    """moto's ``ThreadedMotoServer`` on ``host`` at a free port, as a context manager.
+
+    With ``separate_process=True`` the server runs in a child process instead (``python -m
+    moto.server``, with ``env`` added to its environment, e.g. moto settings), so that it
+    does not share the GIL with the client being measured.
+
+    Attributes:
+        endpoint: the server's URL, e.g. ``http://127.0.0.1:40123`` (set once started).
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int | None = None,
+                 separate_process: bool = False, env: dict[str, str] | None = None) -> None:
+        self.host = host
+        self.port = port
+        self.separate_process = separate_process
+        self.env = env or {}
+        self.endpoint = ""
+        self._server: Any = None
+
+    def start(self) -> MotoServer:
+        """Start the server (a no-op when it runs already)."""
+        if self._server is not None:
+            return self
+        port = self.port or free_port(self.host)
+        if self.separate_process:
+            self._server = subprocess.Popen(
+                [sys.executable, "-m", "moto.server", "-H", self.host, "-p", str(port)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                env={**os.environ, **self.env})
+            _wait_for_port(self.host, port, self._server)
+        else:
+            from moto.server import ThreadedMotoServer
+
+            logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per request
+            self._server = ThreadedMotoServer(ip_address=self.host, port=port, verbose=False)
+            self._server.start()
+        self.port = port
+        self.endpoint = f"http://{self.host}:{port}"
+        logger.info("moto S3 server listening on %s", self.endpoint)
+        return self
+
+    def stop(self) -> None:
+        """Stop the server (harmless when it is not running)."""
+        server, self._server = self._server, None
+        if isinstance(server, subprocess.Popen):
+            server.terminate()
+            server.wait(timeout=30)
+        elif server is not None:
+            server.stop()
+
+    def __enter__(self) -> MotoServer:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"MotoServer({self.endpoint or 'stopped'})"

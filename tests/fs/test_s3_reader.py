@@ -1,0 +1,191 @@
+"""Reading S3 objects: request counts, ranged reads, read-ahead, readinto, pickling."""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+
+import pytest
+
+from pfio.fs.s3 import S3
+
+
+@pytest.fixture
+def fs(s3_env: str, s3_bucket: str) -> S3:
+    return S3(s3_bucket, buffering=256 << 10, readahead=2)
+
+
+@pytest.fixture
+def blob(fs: S3) -> bytes:
+    data = os.urandom(1536 << 10)  # 1.5 MiB: beyond the first fetch, 6 blocks of 256 KiB
+    with fs.open("blob", "wb") as f:
+        f.write(data)
+    return data
+
+
+def gets(log: list) -> list:
+    return [r for r in log if r[0] == "GET"]
+
+
+def test_whole_small_object_is_one_request(fs: S3, s3_requests) -> None:
+    with fs.open("small", "wb") as f:
+        f.write(b"x" * 100_000)
+    log = s3_requests(fs)
+    with fs.open("small") as f:
+        assert f.read() == b"x" * 100_000
+    assert len(log) == 1 and log[0][0] == "GET" and log[0][2].startswith("bytes=0-")
+
+
+def test_empty_object_is_one_request(fs: S3, s3_requests) -> None:
+    with fs.open("e", "wb"):
+        pass
+    log = s3_requests(fs)
+    with fs.open("e") as f:
+        assert f.read() == b"" and f.size == 0
+    assert len(log) == 1
+
+
+def test_read_zero_sends_nothing(fs: S3, blob: bytes, s3_requests) -> None:
+    with fs.open("blob") as f:
+        log = s3_requests(fs)
+        f.seek(1 << 20)
+        assert f.read(0) == b""
+    assert log == []
+
+
+def test_seek_inside_buffer_keeps_buffer(fs: S3, blob: bytes, s3_requests) -> None:
+    with fs.open("blob") as f:
+        log = s3_requests(fs)
+        f.seek(5000)
+        assert f.read(100) == blob[5000:5100]
+        f.seek(10)
+        assert f.read(10) == blob[10:20]
+    assert log == []
+
+
+def test_random_read_fetches_only_what_is_asked(fs: S3, blob: bytes, s3_requests) -> None:
+    with fs.open("blob") as f:
+        log = s3_requests(fs)
+        f.seek(1_400_000)
+        assert f.read(1000) == blob[1_400_000:1_401_000]
+    start, stop = map(int, log[0][2][6:].split("-"))
+    assert len(log) == 1 and start == 1_400_000 and stop - start < 128 << 10
+
+
+def test_sequential_read_is_exact(fs: S3, blob: bytes) -> None:
+    with fs.open("blob") as f:
+        chunks = list(iter(lambda: f.read(70_001), b""))
+    assert b"".join(chunks) == blob
+
+
+def test_sequential_read_prefetches_next_blocks(fs: S3, blob: bytes, s3_requests) -> None:
+    with fs.open("blob") as f:
+        log = s3_requests(fs)
+        f.seek(1 << 20)
+        f.read(10)  # runs off the first buffer's end: the next block plus read-ahead
+        ahead = list(f._ahead.values())
+        assert len(ahead) == 1  # the last block, fetched in the background
+        ahead[0].result()
+    ranges = sorted(r[2] for r in gets(log))
+    assert ranges == sorted([f"bytes={1048576 + i * 262144}-{1048576 + (i + 1) * 262144 - 1}"
+                             for i in range(2)])
+
+
+def test_readinto_fills_caller_buffer(fs: S3, blob: bytes) -> None:
+    buf = bytearray(len(blob) + 10)
+    with fs.open("blob") as f:
+        n = f.readinto(buf)
+    assert n == len(blob) and buf[:n] == blob
+
+
+def test_large_readinto_fetches_blocks_concurrently_into_buffer(fs: S3, blob: bytes,
+                                                               s3_requests) -> None:
+    with fs.open("blob") as f:
+        f.seek(1 << 20)
+        log = s3_requests(fs)
+        view = memoryview(bytearray(512 << 10))
+        assert f.readinto(view) == 512 << 10
+    assert bytes(view) == blob[1 << 20:]
+    assert len(gets(log)) == 2
+
+
+def test_peek_does_not_move(fs: S3, blob: bytes) -> None:
+    with fs.open("blob") as f:
+        f.seek(3)
+        assert f.peek(4)[:4] == blob[3:7]
+        assert f.tell() == 3
+
+
+def test_read1_and_readline_work(fs: S3) -> None:
+    with fs.open("lines", "wb") as f:
+        f.write(b"one\ntwo\n")
+    with fs.open("lines") as f:
+        assert f.readline() == b"one\n"
+        assert f.read1(100) == b"two\n"
+
+
+def test_seek_whence_and_eof(fs: S3, blob: bytes) -> None:
+    with fs.open("blob") as f:
+        assert f.seek(-10, io.SEEK_END) == len(blob) - 10
+        assert f.read() == blob[-10:]
+        assert f.read() == b""
+        f.seek(-5, io.SEEK_CUR)
+        assert f.read(100) == blob[-5:]
+        with pytest.raises(OSError):
+            f.seek(-1)
+
+
+def test_read_at_is_one_request_and_keeps_position(fs: S3, blob: bytes, s3_requests) -> None:
+    with fs.open("blob") as f:
+        f.seek(7)
+        log = s3_requests(fs)
+        assert f.read_at(1_200_000, 5000) == blob[1_200_000:1_205_000]
+        assert f.tell() == 7 and f.read(3) == blob[7:10]
+    assert log == [("GET", log[0][1], "bytes=1200000-1204999")]
+
+
+def test_read_tail_is_one_suffix_request(fs: S3, blob: bytes, s3_requests) -> None:
+    with fs.open("blob") as f:
+        log = s3_requests(fs)
+        offset, data = f.read_tail(3000)
+    assert (offset, data) == (len(blob) - 3000, blob[-3000:])
+    assert [r[2] for r in log] == ["bytes=-3000"]
+
+
+def test_read_at_beyond_end_is_empty(fs: S3, blob: bytes) -> None:
+    with fs.open("blob") as f:
+        assert f.read_at(len(blob) + 5, 10) == b""
+
+
+def test_pickled_reader_reopens_at_position(fs: S3, blob: bytes) -> None:
+    with fs.open("blob") as f:
+        f.seek(1_000_000)
+        clone = pickle.loads(pickle.dumps(f))
+    with clone:
+        assert clone.tell() == 1_000_000
+        assert clone.read(20) == blob[1_000_000:1_000_020]
+
+
+def test_closed_reader_refuses_reads(fs: S3, blob: bytes) -> None:
+    f = fs.open("blob")
+    f.close()
+    with pytest.raises(ValueError):
+        f.read(1)
+
+
+def test_text_reader_over_s3(fs: S3) -> None:
+    with fs.open("t", "wb") as f:
+        f.write("α\nβ\n".encode())
+    with fs.open("t", "r", encoding="utf-8") as f:
+        assert list(f) == ["α\n", "β\n"]
+
+
+def test_sequential_run_after_seek_grows_fetches(fs: S3, blob: bytes, s3_requests) -> None:
+    with fs.open("blob") as f:
+        log = s3_requests(fs)
+        f.seek(1_100_000)
+        assert f.read(10_000) == blob[1_100_000:1_110_000]
+        assert f.read(90_000) == blob[1_110_000:1_200_000]
+    lengths = [int(b) - int(a) + 1 for a, b in (r[2][6:].split("-") for r in log)]
+    assert lengths == [64 << 10, 128 << 10]  # not a whole block plus read-ahead

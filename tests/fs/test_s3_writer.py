@@ -1,0 +1,99 @@
+"""Writing S3 objects: single PUT, concurrent multipart upload, nothing published on error."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from pfio.fs.s3 import S3
+
+MIB = 1 << 20
+
+
+@pytest.fixture
+def fs(s3_env: str, s3_bucket: str) -> S3:
+    return S3(s3_bucket, mpu_chunksize=5 * MIB)
+
+
+def uploads(fs: S3) -> list:
+    return fs._client().list_multipart_uploads(Bucket=fs.bucket).get("Uploads", [])
+
+
+def test_small_write_is_one_put(fs: S3, s3_requests) -> None:
+    log = s3_requests(fs)
+    with fs.open("f", "wb") as f:
+        for _ in range(100):
+            f.write(b"0123456789")
+    assert [r[0] for r in log] == ["PUT"]
+    assert fs.stat("f").size == 1000
+
+
+def test_large_write_is_multipart(fs: S3, s3_requests) -> None:
+    data = os.urandom(12 * MIB)
+    log = s3_requests(fs)
+    with fs.open("big", "wb") as f:
+        for i in range(0, len(data), 3 * MIB + 1):
+            f.write(data[i:i + 3 * MIB + 1])
+    assert [r[0] for r in log].count("PUT") == 3  # parts of 5 + 5 + 2 MiB
+    assert [r[0] for r in log].count("POST") == 2  # create and complete
+    with fs.open("big") as f:
+        assert f.read() == data
+
+
+def test_nothing_published_before_close(fs: S3) -> None:
+    f = fs.open("late", "wb")
+    f.write(b"x" * (6 * MIB))
+    assert not fs.exists("late")
+    f.close()
+    assert fs.exists("late")
+
+
+def test_exception_publishes_nothing(fs: S3) -> None:
+    with pytest.raises(RuntimeError), fs.open("f", "wb") as f:
+        f.write(b"partial")
+        raise RuntimeError("boom")
+    assert not fs.exists("f")
+
+
+def test_exception_aborts_multipart_upload(fs: S3) -> None:
+    with pytest.raises(RuntimeError), fs.open("big", "wb") as f:
+        f.write(os.urandom(11 * MIB))
+        raise RuntimeError("boom")
+    assert not fs.exists("big")
+    assert uploads(fs) == []
+
+
+def test_exception_in_text_mode_publishes_nothing(fs: S3) -> None:
+    with pytest.raises(RuntimeError), fs.open("t.txt", "w") as f:
+        f.write("text")
+        raise RuntimeError("boom")
+    assert not fs.exists("t.txt")
+
+
+def test_explicit_abort_publishes_nothing(fs: S3) -> None:
+    f = fs.open("f", "wb")
+    f.write(os.urandom(6 * MIB))
+    f.abort()
+    f.close()
+    assert not fs.exists("f") and uploads(fs) == []
+
+
+def test_overwrite_replaces_object(fs: S3) -> None:
+    for content in (b"first", b"second"):
+        with fs.open("f", "wb") as f:
+            f.write(content)
+    with fs.open("f") as f:
+        assert f.read() == b"second"
+
+
+def test_write_to_missing_bucket_raises_file_not_found(s3_env: str) -> None:
+    fs = S3("pfio-no-bucket-here")
+    with pytest.raises(FileNotFoundError), fs.open("f", "wb") as f:
+        f.write(b"x")
+
+
+def test_tell_counts_bytes_written(fs: S3) -> None:
+    with fs.open("f", "wb") as f:
+        f.write(b"abc")
+        assert f.tell() == 3
