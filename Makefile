@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP)
 	$(PY) -m ruff check pfio tests benchmarks
-	$(PY) -m pytest -n 2 -q
+	scripts/with-ceph.sh $(PY) -m pytest -n 2 -q
 
 lint: $(STAMP)
 	$(PY) -m ruff check pfio tests benchmarks

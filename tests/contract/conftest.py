@@ -9,7 +9,8 @@ Backends: ``local`` (a temporary directory), ``mem`` (a fresh ``mem://`` store),
 ``hdfs-standin`` (:class:`pfio.fs.hdfs.Hdfs` over the in-memory stand-in for the
 hdfs-native client), ``hdfs-pyarrow-local`` (``Hdfs(client="pyarrow")``'s adapter over
 pyarrow's local filesystem), ``s3`` (a fresh prefix of a bucket on a moto server on
-127.0.0.1), and ``hdfs`` (a real cluster) when ``PFIO_TEST_HDFS_URL`` is set, e.g.
+127.0.0.1), ``s3-ceph`` (the same on Ceph's RADOS Gateway, when one runs), and
+``hdfs`` (a real cluster) when ``PFIO_TEST_HDFS_URL`` is set, e.g.
 ``PFIO_TEST_HDFS_URL=hdfs://nameservice/tmp``: every test works in a fresh directory below
 it, removed afterwards.
 """
@@ -127,21 +128,28 @@ def _hdfs_real(request, tmp_path) -> Iterator[Backend]:
 _s3_buckets: dict[str, str] = {}
 
 
-def _s3(request, tmp_path) -> Iterator[Backend]:
-    endpoint = request.getfixturevalue("s3_endpoint")  # tests/conftest.py: moto on 127.0.0.1
-    from pfio.fs.s3 import S3
+def _s3_on(server_fixture: str) -> Callable[..., Iterator[Backend]]:
+    """A backend on the S3 server of ``server_fixture`` (tests/conftest.py)."""
 
-    # explicit credentials: a forkserver started earlier would not see the environment's
-    options = {"endpoint": endpoint, "aws_access_key_id": "testing",
-               "aws_secret_access_key": "testing", "region": "us-east-1"}
-    bucket = _s3_buckets.get(endpoint)
-    if bucket is None:  # one bucket per server; each test gets a fresh prefix in it
-        bucket = _s3_buckets[endpoint] = f"contract-{secrets.token_hex(6)}"
-        S3(bucket, create_bucket=True, **options).close()
-    fs = S3(bucket, secrets.token_hex(6), **options)
-    yield Backend("s3", fs, has_directories=False, supports_append=False,
-                  rename_creates_parents=True, shared_across_processes=True)
-    fs.close()
+    def setup(request, tmp_path) -> Iterator[Backend]:
+        server = request.getfixturevalue(server_fixture)
+        from pfio.fs.s3 import S3
+
+        # explicit credentials: a forkserver started earlier would not see the environment's
+        creds = server.credentials
+        options = {"endpoint": server.endpoint, "aws_access_key_id": creds["AWS_ACCESS_KEY_ID"],
+                   "aws_secret_access_key": creds["AWS_SECRET_ACCESS_KEY"],
+                   "region": creds["AWS_DEFAULT_REGION"]}
+        bucket = _s3_buckets.get(server.endpoint)
+        if bucket is None:  # one bucket per server; each test gets a fresh prefix in it
+            bucket = _s3_buckets[server.endpoint] = f"contract-{secrets.token_hex(6)}"
+            S3(bucket, create_bucket=True, **options).close()
+        fs = S3(bucket, secrets.token_hex(6), **options)
+        yield Backend(f"s3-{server.name}", fs, has_directories=False, supports_append=False,
+                      rename_creates_parents=True, shared_across_processes=True)
+        fs.close()
+
+    return setup
 
 
 BACKENDS: dict[str, Callable[..., Iterator[Backend]]] = {
@@ -150,7 +158,8 @@ BACKENDS: dict[str, Callable[..., Iterator[Backend]]] = {
     "hdfs-standin": _hdfs_standin,
     "hdfs-pyarrow-local": _hdfs_pyarrow_local,
     "hdfs": _hdfs_real,
-    "s3": _s3,
+    "s3": _s3_on("moto_server"),
+    "s3-ceph": _s3_on("ceph_server"),
 }
 
 

@@ -1,0 +1,150 @@
+"""Shared fixtures: a moto S3 server on 127.0.0.1 (real HTTP) and a fault-injecting proxy.
+
+* ``moto_server`` (session): an :class:`S3Server` for a moto server
+  (:class:`pfio.testing.s3server.MotoServer`) started for the test session;
+* ``ceph_server`` (session): Ceph's RADOS Gateway when ``scripts/ceph-rgw.sh start`` has
+  started one (``make test`` does, where Ceph installs), skipped with a message otherwise;
+* ``s3_server`` (session): the server the S3 fixtures below use: moto. The S3 suite
+  (``tests/fs/conftest.py``) overrides it to run over both servers;
+* ``s3_endpoint`` (session): its URL;
+* ``s3_env``: test credentials, region and ``S3_ENDPOINT`` in the environment;
+* ``s3_bucket``: a fresh bucket (its name) on the server, for one test;
+* ``fault_proxy``: a :class:`pfio.testing.faultproxy.FaultProxy` in front of the server.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+TEST_CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "pfio-test-key",
+    "AWS_SECRET_ACCESS_KEY": "pfio-test-secret",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+CEPH_ENV_FILE = "/tmp/pfio-ceph/env"
+
+
+@dataclass
+class S3Server:
+    """An S3 server the tests run against: its endpoint and the credentials it accepts."""
+
+    name: str
+    endpoint: str
+    credentials: dict[str, str]
+
+
+def _ceph_settings() -> dict[str, str]:
+    """``PFIO_TEST_CEPH_*`` from the environment, else from the file that
+    ``scripts/ceph-rgw.sh start`` writes."""
+    settings = {k: v for k, v in os.environ.items() if k.startswith("PFIO_TEST_CEPH_")}
+    if not settings and os.path.exists(CEPH_ENV_FILE):
+        with open(CEPH_ENV_FILE) as f:
+            settings = dict(line.strip().split("=", 1) for line in f if "=" in line)
+    return settings
+
+
+@pytest.fixture(scope="session")
+def moto_server() -> Iterator[S3Server]:
+    """A moto S3 server on 127.0.0.1 at a free port, for the whole session."""
+    pytest.importorskip("moto.server", reason="moto[server] is not installed")
+    from pfio.testing.s3server import MotoServer
+
+    with MotoServer() as server:
+        yield S3Server("moto", server.endpoint, dict(TEST_CREDENTIALS))
+
+
+@pytest.fixture(scope="session")
+def ceph_server() -> S3Server:
+    """Ceph's RADOS Gateway started by ``scripts/ceph-rgw.sh start``, else a skip."""
+    ceph = _ceph_settings()
+    if "PFIO_TEST_CEPH_ENDPOINT" not in ceph:
+        pytest.skip("no Ceph RADOS Gateway: run `scripts/ceph-rgw.sh start` (as root, "
+                    "Debian/Ubuntu) to test against one")
+    endpoint = urlsplit(ceph["PFIO_TEST_CEPH_ENDPOINT"])
+    try:
+        socket.create_connection((endpoint.hostname, endpoint.port), timeout=5).close()
+    except OSError as e:
+        pytest.fail(f"the Ceph RADOS Gateway at {endpoint.geturl()} does not answer ({e}): "
+                    f"restart it with `scripts/ceph-rgw.sh start`, or remove {CEPH_ENV_FILE}")
+    return S3Server("ceph", ceph["PFIO_TEST_CEPH_ENDPOINT"], {
+        "AWS_ACCESS_KEY_ID": ceph["PFIO_TEST_CEPH_ACCESS_KEY"],
+        "AWS_SECRET_ACCESS_KEY": ceph["PFIO_TEST_CEPH_SECRET_KEY"],
+        "AWS_DEFAULT_REGION": "us-east-1",
+    })
+
+
+@pytest.fixture(scope="session")
+def s3_server(moto_server: S3Server) -> S3Server:
+    """The S3 server of the S3 fixtures: moto (``tests/fs`` adds Ceph)."""
+    return moto_server
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint(s3_server: S3Server) -> str:
+    return s3_server.endpoint
+
+
+@pytest.fixture
+def s3_env(monkeypatch: pytest.MonkeyPatch, s3_server: S3Server) -> str:
+    """The server's credentials, a region and ``S3_ENDPOINT`` in the environment; returns
+    the endpoint."""
+    for name, value in s3_server.credentials.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("S3_ENDPOINT", s3_server.endpoint)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+    return s3_server.endpoint
+
+
+@pytest.fixture
+def s3_bucket(s3_server: S3Server) -> str:
+    """The name of a new, empty bucket on the test server."""
+    import boto3
+
+    creds = s3_server.credentials
+    name = f"pfio-test-{secrets.token_hex(6)}"
+    client = boto3.client(
+        "s3", endpoint_url=s3_server.endpoint, region_name=creds["AWS_DEFAULT_REGION"],
+        aws_access_key_id=creds["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=creds["AWS_SECRET_ACCESS_KEY"])
+    client.create_bucket(Bucket=name)
+    client.close()
+    return name
+
+
+@pytest.fixture
+def fault_proxy(s3_endpoint: str) -> Iterator[Any]:
+    """A fault proxy in front of the test server (``.endpoint`` is its URL)."""
+    from pfio.testing.faultproxy import FaultProxy
+
+    parts = urlsplit(s3_endpoint)
+    with FaultProxy(parts.hostname, parts.port) as proxy:
+        yield proxy
+
+
+@pytest.fixture
+def s3_requests() -> Any:
+    """``attach(fs)``: start logging the requests ``fs`` sends in this process; returns the
+    log, a list of ``(method, path, range header or None)`` (retries included)."""
+
+    def attach(fs: Any) -> list[tuple[str, str, str | None]]:
+        log: list[tuple[str, str, str | None]] = []
+
+        def before_send(request: Any, **_: Any) -> None:
+            rng = request.headers.get("Range")
+            log.append((request.method, urlsplit(request.url).path,
+                        rng.decode() if isinstance(rng, bytes) else rng))
+
+        fs._client().meta.events.register("before-send.s3", before_send)
+        return log
+
+    return attach

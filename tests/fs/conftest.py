@@ -1,0 +1,13 @@
+"""The S3 suite runs over every S3 server the session has: moto always, Ceph's RADOS Gateway
+where ``scripts/ceph-rgw.sh start`` has started one (Ceph checks SigV4 signatures; moto
+does not)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session", params=["moto", "ceph"])
+def s3_server(request: pytest.FixtureRequest):
+    """Each S3 server in turn (``moto_server``, ``ceph_server`` of ``tests/conftest.py``)."""
+    return request.getfixturevalue(f"{request.param}_server")
