@@ -21,11 +21,13 @@ manager.extend(ppe.training.extensions.snapshot(writer=snapshot_writer(checkpoin
                                                 autoload=True, n_retains=2),
                trigger=(1, "epoch"))
 loss_fn = torch.nn.CrossEntropyLoss()
+if not manager.stop_trigger and manager.iteration:  # the first look starts autoload
+    print(f"resumed at step {manager.iteration}", flush=True)
 while not manager.stop_trigger:
     epoch = manager.iteration // iters_per_epoch
     for images, labels in batches(dataset, epoch):
         with manager.run_iteration():
-            if manager.iteration == pause_at + 1:
+            if manager.iteration == pause_at:  # the 0-based step, counted after the body
                 print("paused", flush=True)
                 time.sleep(600)
             optimizer.zero_grad()
