@@ -21,9 +21,17 @@ def _row(i):
             "features": np.full((i % 3 + 1, 2), i, np.float32), "name": f"row{i}"}
 
 
-@pytest.fixture
-def dataset(request):
-    url = f"mem://parquet-{request.node.name}/ds"
+@pytest.fixture(params=["mem", "local", "s3"])
+def dataset(request, tmp_path):
+    """A dataset of 40 rows in 2 files of 4 row groups, on mem://, a local directory or S3
+    (the moto server of tests/conftest.py)."""
+    if request.param == "mem":
+        url = f"mem://parquet-{request.node.name}/ds"
+    elif request.param == "local":
+        url = str(tmp_path / "ds")
+    else:
+        request.getfixturevalue("s3_env")
+        url = f"s3://{request.getfixturevalue('s3_bucket')}/ds"
     write_dataset(url, SCHEMA, (_row(i) for i in range(40)), row_group_size=5, rows_per_file=20)
     return url
 
