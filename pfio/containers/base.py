@@ -141,6 +141,7 @@ class ArchiveFS(FS):
         self.backend = backend
         self.file_path = file_path
         self.mode = mode
+        self._label = self.name  # for messages, computed once
         self.root = ""
         self.owns_backing_fs = False
         self._lock = threading.RLock()
@@ -319,27 +320,40 @@ class ArchiveFS(FS):
 
     def _open_binary(self, path: str, mode: Mode, buffering: int, encoding: str | None,
                      errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:
+        if self._writer is not None:
+            return self._open_for_writing(path, mode, buffering, encoding, errors, newline,
+                                          **kwargs)
         if mode.kind == "r" and not mode.plus:
             entry = self._entry(path)
             if entry.is_dir:
                 raise IsADirectoryError(errno.EISDIR, "is a directory",
-                                        f"{self.name}/{entry.name}")
+                                        f"{self._label}/{entry.name}")
             return self._open_member(entry, buffering)
-        if self.mode == "w" and mode.kind in "wx" and not mode.plus:
-            return self._open_writer(self._key(path), mode)
-        raise io.UnsupportedOperation(
-            f"archive {self.name} is open for {'writing' if self.mode == 'w' else 'reading'}; "
-            f"members cannot be opened in mode {mode.binary_mode!r}"
-        )
+        raise io.UnsupportedOperation(f"archive {self._label} is open for reading; members "
+                                      f"cannot be opened in mode {mode.binary_mode!r}")
+
+    def _open_for_writing(self, path: str, mode: Mode, buffering: int, encoding: str | None,
+                          errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:
+        if mode.kind == "r" and not mode.plus:
+            raise io.UnsupportedOperation(f"archive {self._label} is open for writing; its "
+                                          "members cannot be read")
+        if mode.kind not in "wx" or mode.plus:
+            raise io.UnsupportedOperation(f"archive {self._label} is open for writing; members "
+                                          f"cannot be opened in mode {mode.binary_mode!r}")
+        return self._open_writer(self._new_key(path), mode, buffering, encoding, errors,
+                                 newline, **kwargs)
 
     def _build_index(self) -> ArchiveIndex:
         raise NotImplementedError
 
     def _open_member(self, entry: Entry, buffering: int) -> IO[bytes]:
+        """A reader of member ``entry`` (read mode)."""
         raise NotImplementedError
 
-    def _open_writer(self, key: str, mode: Mode) -> IO[bytes]:
-        raise io.UnsupportedOperation(f"{type(self).__name__} archives cannot be written")
+    def _open_writer(self, key: str, mode: Mode, buffering: int, encoding: str | None,
+                     errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:
+        """A writer of the new member ``key`` (write mode; text or binary as ``mode``)."""
+        raise NotImplementedError
 
     def _finish_writing(self) -> None:
         """Write what an archive open for writing still owes (its directory) and publish it."""
@@ -392,7 +406,7 @@ class ArchiveFS(FS):
         return key
 
     def _read_only(self, operation: str) -> io.UnsupportedOperation:
-        return io.UnsupportedOperation(f"{operation}: archive {self.name} is read-only")
+        return io.UnsupportedOperation(f"{operation}: archive {self._label} is read-only")
 
     def mkdir(self, path: str, mode: int = 0o777, *args: Any, **kwargs: Any) -> None:
         """Add a directory entry (write mode); its parent must exist.

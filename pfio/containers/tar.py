@@ -84,7 +84,6 @@ class Tar(ArchiveFS):
         super().__init__(backend, file_path, mode)
         if kwargs:
             logger.warning("Tar(%s): ignoring options %s", file_path, sorted(kwargs))
-        self._label = self.name  # for messages, computed once
         self.whole_member_limit = whole_member_limit
         self.stream_chunk_size = stream_chunk_size
         self.compressed = False
@@ -112,8 +111,6 @@ class Tar(ArchiveFS):
                 return scan(stream, self._label)  # type: ignore[arg-type]
 
     def _open_member(self, entry: Entry, buffering: int) -> IO[bytes]:
-        if self._writer is not None:
-            raise self._no_reading()
         info = entry.info
         if isinstance(info, Unreadable):
             raise info.error(f"{self._label}: member {entry.name!r} {info.reason}")
@@ -167,26 +164,13 @@ class Tar(ArchiveFS):
 
         return self._open_range(read_at, name, info, buffering, close)
 
-    def _no_reading(self) -> io.UnsupportedOperation:
-        return io.UnsupportedOperation(f"archive {self._label} is open for writing; its members "
-                                       "cannot be read")
-
     # -- writing ------------------------------------------------------------------------
 
-    def _open(self, path: str, mode: Mode, buffering: int, encoding: str | None,
-              errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:
-        if self._writer is None:
-            return super()._open(path, mode, buffering, encoding, errors, newline, **kwargs)
-        if mode.kind not in "wx" or mode.plus:
-            if mode.kind == "r" and not mode.plus:
-                raise self._no_reading()
-            raise io.UnsupportedOperation(f"archive {self._label} is open for writing; members "
-                                          f"cannot be opened in mode {mode.binary_mode!r}")
-        key = self._new_key(path)
+    def _open_writer(self, key: str, mode: Mode, buffering: int, encoding: str | None,
+                     errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:
         if key in self._writer.pending:
             raise FileExistsError(f"{self._label}: member {key!r} is being written already")
         return self._writer.open_member(key, mode, buffering, encoding, errors, newline)
-
 
     def __del__(self) -> None:
         writer = self.__dict__.get("_writer")

@@ -93,7 +93,6 @@ class Zip(ArchiveFS):
                              "writing it")
         if kwargs:
             logger.warning("Zip(%s): ignoring options %s", file_path, sorted(kwargs))
-        self._label = self.name  # for messages, computed once
         self.whole_member_limit = whole_member_limit
         self.stream_chunk_size = stream_chunk_size
         self._writer: ArchiveWriter | None = None
@@ -164,8 +163,6 @@ class Zip(ArchiveFS):
         return entry is not None and entry.is_dir
 
     def _open_member(self, entry: Entry, buffering: int) -> IO[bytes]:
-        if self._writer is not None:
-            raise self._no_reading()
         if self._closed:
             raise ValueError(f"I/O operation on a closed archive: {self._label}")
         info = entry.info
@@ -185,10 +182,6 @@ class Zip(ArchiveFS):
             return raw
         return io.BufferedReader(raw, buffering if buffering > 1 else io.DEFAULT_BUFFER_SIZE)
 
-    def _no_reading(self) -> io.UnsupportedOperation:
-        return io.UnsupportedOperation(f"archive {self._label} is open for writing; its members "
-                                       "cannot be read")
-
     def _stat(self, entry: Entry, filename: str) -> FileStat:
         if entry.info is None:  # a directory only implied by member names
             return FileStat(filename, entry.size, entry.mode, entry.mtime)
@@ -196,16 +189,8 @@ class Zip(ArchiveFS):
 
     # -- writing ------------------------------------------------------------------------
 
-    def _open(self, path: str, mode: Mode, buffering: int, encoding: str | None,
-              errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:
-        if self._writer is None:
-            return super()._open(path, mode, buffering, encoding, errors, newline, **kwargs)
-        if mode.kind not in "wx" or mode.plus:
-            if mode.kind == "r" and not mode.plus:
-                raise self._no_reading()
-            raise io.UnsupportedOperation(f"archive {self._label} is open for writing; members "
-                                          f"cannot be opened in mode {mode.binary_mode!r}")
-        key = self._new_key(path)
+    def _open_writer(self, key: str, mode: Mode, buffering: int, encoding: str | None,
+                     errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:
         return self._writer.open_member(key, mode, buffering, encoding, errors, newline,
                                         size=kwargs.pop("size", None),
                                         compression=kwargs.pop("compression_type", None))
