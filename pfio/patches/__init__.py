@@ -13,7 +13,14 @@ Targets: ``builtins`` (``open``/``io.open``), ``os.path`` (``exists``, ``isfile`
 library is imported before or after ``patch_all()``; patching twice is harmless; ``unpatch_all``
 restores the original objects exactly. Arguments that are not remote URIs go to the original
 function untouched. Processes started by spawn or forkserver (DataLoader workers) re-apply the
-parent's patches when they import pfio (through the ``PFIO_PATCHES`` environment variable).
+parent's patches when they import pfio (through the ``PFIO_PATCHES`` environment variable):
+the training script imports pfio, which spawned workers import again. A forkserver keeps the
+environment of its start, so call ``patch_all()`` before the first DataLoader or Pool that
+uses one (pfio logs a warning otherwise).
+
+A URL written through a patch (``cv2.imwrite``, ``numpy.save``, ``open(url, "w")``, ...) is
+fetched anew by the next spooled read of it in the same process, whatever the object cache's
+validation policy.
 """
 
 from __future__ import annotations

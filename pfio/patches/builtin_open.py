@@ -10,7 +10,7 @@ from typing import Any
 
 from ..api import open_url
 from .machinery import PatchSpec, define_target
-from .targets import is_remote
+from .targets import is_remote, note_written
 
 _OPEN_ARGS = ("mode", "buffering", "encoding", "errors", "newline")
 
@@ -28,6 +28,8 @@ def _open(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         raise ValueError(f"open(): 'opener' cannot be used with the URL {url!r}")
     if bound.get("buffering") == -1:
         del bound["buffering"]
+    if any(c in bound.get("mode", "r") for c in "wax+"):
+        note_written(url)
     return open_url(url, **bound)
 
 

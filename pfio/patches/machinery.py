@@ -133,10 +133,27 @@ def _install(module: ModuleType, spec: PatchSpec) -> None:
 
 
 def _export_env() -> None:
-    if _active:
-        os.environ[ENV_VAR] = ",".join(sorted(_active))
+    value = ",".join(sorted(_active))
+    if os.environ.get(ENV_VAR, "") == value:
+        return
+    if value:
+        os.environ[ENV_VAR] = value
     else:
         os.environ.pop(ENV_VAR, None)
+    if _forkserver_running():
+        logger.warning(
+            "pfio patches are now %r, but this process started its multiprocessing "
+            "forkserver earlier: the processes it starts keep the patches of that moment. "
+            "Call pfio.patch_all() before the first DataLoader or Pool that uses forkserver.",
+            value or "none")
+
+
+def _forkserver_running() -> bool:
+    """True when this process has started the forkserver of ``multiprocessing`` (whose
+    children inherit the environment of its start, not the current one)."""
+    forkserver = sys.modules.get("multiprocessing.forkserver")
+    server = getattr(forkserver, "_forkserver", None)
+    return getattr(server, "_forkserver_pid", None) is not None
 
 
 def load_target_modules(names: list[str], modules: dict[str, str]) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..api import open_url
 from .machinery import PatchSpec, define_target
-from .targets import is_remote, local_copy
+from .targets import is_remote, local_copy, note_written
 
 
 def _load(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
@@ -33,6 +33,7 @@ def _save(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
     if not (args and is_remote(args[0])):
         return wrapped(*args, **kwargs)
     url = args[0] if args[0].endswith(".npy") else args[0] + ".npy"
+    note_written(url)
     with open_url(url, "wb") as f:
         return wrapped(f, *args[1:], **kwargs)
 

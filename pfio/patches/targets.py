@@ -29,17 +29,32 @@ def is_remote(arg: Any) -> bool:
     return registry.is_registered(arg[:end].lower())
 
 
+#: URLs a patch of this process wrote since it last made a local copy of them
+_written_here: set[str] = set()
+
+
 @contextlib.contextmanager
 def local_copy(url: str) -> Iterator[str]:
     """A local file path holding the bytes of ``url`` for the duration of the block.
 
     The file comes from pfio's object cache: downloaded once, shared by processes, kept for
-    the next epoch.
+    the next epoch. A URL this process wrote through a patch (:func:`note_written`) is
+    fetched again, whatever the cache's validation policy.
     """
     from ..cache.object_cache import default_object_cache
 
-    with default_object_cache().path(url) as path:
+    cache = default_object_cache()
+    if url in _written_here:
+        _written_here.discard(url)
+        cache.invalidate(url)
+    with cache.path(url) as path:
         yield path
+
+
+def note_written(url: str) -> None:
+    """Record that a patch is writing ``url``: the next :func:`local_copy` of it refetches
+    (a cached copy made before the write would be stale)."""
+    _written_here.add(url)
 
 
 @contextlib.contextmanager
@@ -63,19 +78,12 @@ def upload_on_success(url: str, download_first: bool = False) -> Iterator[str]:
                 os.unlink(path)
         yield path
         if os.path.exists(path):
+            note_written(url)
             with open(path, "rb") as src, open_url(url, "wb") as dst:
                 shutil.copyfileobj(src, dst, 1 << 20)
-            forget_cached(url)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
-
-
-def forget_cached(url: str) -> None:
-    """Drop ``url`` from the object cache after pfio wrote it."""
-    from ..cache.object_cache import default_object_cache
-
-    default_object_cache().invalidate(url)
 
 
 def _suffixes(url: str) -> list[str]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..api import open_url
 from .machinery import PatchSpec, define_target
-from .targets import is_remote
+from .targets import is_remote, note_written
 
 
 def _load(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
@@ -25,10 +25,13 @@ def _load(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
 
 def _save(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
     if len(args) > 1 and is_remote(args[1]):
+        note_written(args[1])
         with open_url(args[1], "wb") as f:
             return wrapped(args[0], f, *args[2:], **kwargs)
     if is_remote(kwargs.get("f")):
-        with open_url(kwargs.pop("f"), "wb") as f:
+        url = kwargs.pop("f")
+        note_written(url)
+        with open_url(url, "wb") as f:
             return wrapped(*args, f=f, **kwargs)
     return wrapped(*args, **kwargs)
 

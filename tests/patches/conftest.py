@@ -1,6 +1,12 @@
+"""Fixtures of the patch tests: no patch outlives a test, spooled reads use a private object
+cache, and ``remote`` runs a test on ``mem://`` and on S3 (a moto server over real HTTP)."""
+
+import secrets
+
 import pytest
 
 import pfio
+from pfio.cache.object_cache import ObjectCache, set_default_object_cache
 from pfio.patches import unpatch_all
 
 
@@ -10,8 +16,26 @@ def _no_patches_left():
     unpatch_all()
 
 
-@pytest.fixture
-def mem(request):
-    """A fresh mem:// URL prefix and its filesystem."""
-    url = f"mem://patches-{request.node.name}"
-    return url, pfio.from_url(url)
+@pytest.fixture(autouse=True)
+def object_cache(tmp_path, monkeypatch):
+    """The object cache of the patches, under ``tmp_path``: this process's default one, and
+    through ``XDG_CACHE_HOME`` the default one of child processes (nothing in ~/.cache)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    cache = ObjectCache(str(tmp_path / "xdg" / "pfio" / "objects"), validate="ttl")
+    set_default_object_cache(cache)
+    yield cache
+    set_default_object_cache(None)
+
+
+@pytest.fixture(params=["mem", "s3"])
+def remote(request):
+    """A fresh remote directory: its URL prefix and its filesystem, on ``mem://`` and on a
+    prefix of a new bucket of the moto server (credentials and endpoint in the environment)."""
+    if request.param == "s3":
+        request.getfixturevalue("s3_env")
+        url = f"s3://{request.getfixturevalue('s3_bucket')}/patches"
+    else:
+        url = f"mem://patches-{request.node.originalname}-{secrets.token_hex(4)}"
+    fs = pfio.from_url(url)
+    yield url, fs
+    fs.close()

@@ -11,8 +11,8 @@ from PIL import Image
 from pfio.patches import patch_all
 
 
-def test_open_reads_and_writes_remote_text(mem):
-    url, fs = mem
+def test_open_reads_and_writes_remote_text(remote):
+    url, fs = remote
     patch_all("builtins")
     with open(f"{url}/notes.txt", "w", encoding="utf-8") as f:
         f.write("héllo\n")
@@ -20,16 +20,16 @@ def test_open_reads_and_writes_remote_text(mem):
         assert f.read() == "héllo\n"
 
 
-def test_io_open_is_patched_too(mem):
-    url, fs = mem
+def test_io_open_is_patched_too(remote):
+    url, fs = remote
     patch_all("builtins")
     with io.open(f"{url}/b.bin", "wb") as f:  # noqa: UP020 - io.open is patched too
         f.write(b"\x00\x01")
     assert fs.open("b.bin").read() == b"\x00\x01"
 
 
-def test_open_of_a_missing_remote_file_raises_file_not_found(mem):
-    url, _ = mem
+def test_open_of_a_missing_remote_file_raises_file_not_found(remote):
+    url, _ = remote
     patch_all("builtins")
     with pytest.raises(FileNotFoundError):
         open(f"{url}/missing.txt")
@@ -45,15 +45,15 @@ def test_open_keeps_local_paths_and_fds(tmp_path):
         assert f.read() == b"local"
 
 
-def test_open_rejects_an_opener_for_urls(mem):
-    url, _ = mem
+def test_open_rejects_an_opener_for_urls(remote):
+    url, _ = remote
     patch_all("builtins")
     with pytest.raises(ValueError, match="opener"):
         open(f"{url}/x", "rb", opener=os.open)
 
 
-def test_remote_write_error_publishes_nothing(mem):
-    url, fs = mem
+def test_remote_write_error_publishes_nothing(remote):
+    url, fs = remote
     patch_all("builtins")
     with pytest.raises(RuntimeError), open(f"{url}/half.txt", "w") as f:
         f.write("half")
@@ -61,8 +61,8 @@ def test_remote_write_error_publishes_nothing(mem):
     assert not fs.exists("half.txt")
 
 
-def test_os_path_predicates(mem):
-    url, fs = mem
+def test_os_path_predicates(remote):
+    url, fs = remote
     fs.makedirs("d")
     with fs.open("d/f.bin", "wb") as f:
         f.write(b"12345")
@@ -75,30 +75,30 @@ def test_os_path_predicates(mem):
     assert os.path.getsize(f"{url}/d/f.bin") == 5
 
 
-def test_os_path_getsize_of_missing_remote_raises(mem):
-    url, _ = mem
+def test_os_path_getsize_of_missing_remote_raises(remote):
+    url, _ = remote
     patch_all("os.path")
     with pytest.raises(FileNotFoundError):
         os.path.getsize(f"{url}/nope")
 
 
-def test_numpy_save_and_load(mem):
-    url, fs = mem
+def test_numpy_save_and_load(remote):
+    url, fs = remote
     patch_all("numpy")
     array = np.arange(12, dtype=np.float32).reshape(3, 4)
     np.save(f"{url}/a.npy", array)
     np.testing.assert_array_equal(np.load(f"{url}/a.npy"), array)
 
 
-def test_numpy_save_appends_npy_like_for_paths(mem):
-    url, fs = mem
+def test_numpy_save_appends_npy_like_for_paths(remote):
+    url, fs = remote
     patch_all("numpy")
     np.save(f"{url}/b", np.zeros(2))
     assert fs.exists("b.npy")
 
 
-def test_numpy_load_npz_is_loaded_eagerly(mem):
-    url, fs = mem
+def test_numpy_load_npz_is_loaded_eagerly(remote):
+    url, fs = remote
     with fs.open("z.npz", "wb") as f:
         np.savez(f, x=np.ones(3), y=np.zeros(2))
     patch_all("numpy")
@@ -106,8 +106,8 @@ def test_numpy_load_npz_is_loaded_eagerly(mem):
     np.testing.assert_array_equal(loaded["x"], np.ones(3))
 
 
-def test_torch_save_and_load_state_dict(mem):
-    url, fs = mem
+def test_torch_save_and_load_state_dict(remote):
+    url, fs = remote
     patch_all("torch")
     model = torch.nn.Linear(3, 2)
     torch.save(model.state_dict(), f"{url}/model.pt")
@@ -115,15 +115,15 @@ def test_torch_save_and_load_state_dict(mem):
     assert torch.equal(state["weight"], model.state_dict()["weight"])
 
 
-def test_torch_load_keyword_file_argument(mem):
-    url, _ = mem
+def test_torch_load_keyword_file_argument(remote):
+    url, _ = remote
     patch_all("torch")
     torch.save({"step": 3}, f=f"{url}/s.pt")
     assert torch.load(f=f"{url}/s.pt") == {"step": 3}
 
 
-def test_pil_open_reads_a_remote_image(mem):
-    url, fs = mem
+def test_pil_open_reads_a_remote_image(remote):
+    url, fs = remote
     with fs.open("img.png", "wb") as f:
         Image.new("RGB", (8, 4), (255, 0, 0)).save(f, format="PNG")
     patch_all("PIL")
@@ -132,8 +132,8 @@ def test_pil_open_reads_a_remote_image(mem):
         assert image.getpixel((0, 0)) == (255, 0, 0)
 
 
-def test_pil_open_of_missing_remote_raises_file_not_found(mem):
-    url, _ = mem
+def test_pil_open_of_missing_remote_raises_file_not_found(remote):
+    url, _ = remote
     patch_all("PIL")
     with pytest.raises(FileNotFoundError):
         Image.open(f"{url}/none.png")
