@@ -25,6 +25,7 @@ from typing import IO, Any
 from ..errors import MemberNotFoundError
 from ..fs.base import FS
 from ..fs.modes import Mode
+from ..fs.positional import PositionalReader
 from ..fs.stat import FileStat
 
 logger = logging.getLogger(__name__)
@@ -134,6 +135,10 @@ class ArchiveFS(FS):
     archive closes the filesystem it was opened on too.
     """
 
+    #: options of the backend's ``open`` for the backing file (hints that other backends
+    #: ignore, such as where S3's opening request reads)
+    backing_open_options: dict[str, Any] = {}
+
     def __init__(self, backend: FS, file_path: str, mode: str = "r") -> None:
         super().__init__()
         if mode not in ("r", "w"):
@@ -151,8 +156,7 @@ class ArchiveFS(FS):
         self._closed = False
         #: the writer of an archive open for writing (``add_dir``, ``close``, ``abandon``)
         self._writer: Any = None
-        self._fileno_of: object = None
-        self._fileno_cache: int | None = None
+        self._positional: PositionalReader | None = None
 
     # -- state across processes ---------------------------------------------------------
 
@@ -160,8 +164,7 @@ class ArchiveFS(FS):
         if self.mode != "r":
             raise TypeError(f"an archive open for writing cannot be pickled: {self!r}")
         state = self.__dict__.copy()
-        state.update(_file=None, _lock=None, _open_members=0, _fileno_of=None,
-                     _fileno_cache=None)
+        state.update(_file=None, _lock=None, _open_members=0, _positional=None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -176,50 +179,29 @@ class ArchiveFS(FS):
         if self._file is None or self._pid != os.getpid():
             with self._lock:
                 if self._file is None or self._pid != os.getpid():
-                    self._file = self.backend.open(self.file_path, "rb")
+                    self._file = self.backend.open(self.file_path, "rb",
+                                                   **self.backing_open_options)
                     self._pid = os.getpid()
                     self._open_members = 0
         return self._file
 
-    def _read_at(self, offset: int, size: int) -> bytes:
-        """Read up to ``size`` bytes at ``offset`` of the backing file, without moving any
-        shared file position: the backing file's own ``read_at`` where it has one (S3 makes
-        it one ranged GET), ``os.pread`` on a real file, else seek and read under a lock."""
+    def _reads(self) -> PositionalReader:
+        """Positional reads of this process's backing file."""
         f = self._backing()
-        read_at = getattr(f, "read_at", None)
-        if read_at is not None:
-            return read_at(offset, size)
-        fd = self._fileno
-        if fd is not None:
-            return os.pread(fd, size, offset)
-        with self._lock:
-            f.seek(offset)
-            return f.read(size)
+        reads = self._positional
+        if reads is None or reads.file is not f:
+            reads = self._positional = PositionalReader(f)
+        return reads
 
-    @property
-    def _fileno(self) -> int | None:
-        """The OS file descriptor of the backing file when it is a plain local file."""
-        f = self._backing()
-        if self._fileno_of is not f:
-            self._fileno_of = f
-            try:
-                self._fileno_cache = f.fileno() if isinstance(f, (io.BufferedReader, io.FileIO)) \
-                    else None
-            except (OSError, ValueError):
-                self._fileno_cache = None
-        return self._fileno_cache
+    def _read_at(self, offset: int, size: int) -> bytes:
+        """Up to ``size`` bytes at ``offset`` of the backing file (one ranged request on S3,
+        ``os.pread`` on a local file), from any thread."""
+        return self._reads().read_at(offset, size)
 
     def _read_tail(self, size: int) -> tuple[int, bytes]:
         """The last ``size`` bytes of the backing file and the offset they start at (one
-        suffix-range request where the backing file has ``read_tail``)."""
-        f = self._backing()
-        read_tail = getattr(f, "read_tail", None)
-        if read_tail is not None:
-            return read_tail(size)
-        with self._lock:
-            end = f.seek(0, io.SEEK_END)
-        start = max(0, end - size)
-        return start, self._read_at(start, end - start)
+        suffix-range request on S3)."""
+        return self._reads().read_tail(size)
 
     @property
     def index(self) -> ArchiveIndex:

@@ -1,0 +1,110 @@
+"""Positional reads: the bytes at an offset of an open file, leaving its position alone."""
+
+from __future__ import annotations
+
+import io
+import os
+import threading
+from typing import IO, Any
+
+from .positions import seek_position
+
+
+class PositionalReader:
+    """Reads at offsets of the binary file ``f``, from any thread, without a shared position.
+
+    It uses ``f``'s own ``read_at`` and ``read_tail`` where it has them (pfio's S3 and HDFS
+    readers: one request each), ``os.pread`` on a plain local file, and else a seek and a
+    read under a lock. Closing ``f`` is its owner's business.
+    """
+
+    def __init__(self, f: IO[bytes]) -> None:
+        self.file = f
+        self._own_read_at = getattr(f, "read_at", None)
+        self._own_read_tail = getattr(f, "read_tail", None)
+        self._fd = _plain_fd(f)
+        self._lock = threading.Lock()
+
+    def read_at(self, offset: int, size: int) -> bytes:
+        """Up to ``size`` bytes at ``offset`` (fewer at the end of the file)."""
+        if self._own_read_at is not None:
+            return self._own_read_at(offset, size)
+        if self._fd is not None:
+            return os.pread(self._fd, size, offset)
+        with self._lock:
+            self.file.seek(offset)
+            return self.file.read(size)
+
+    def read_tail(self, size: int) -> tuple[int, bytes]:
+        """The last ``size`` bytes of the file (all of it when it is shorter), and the
+        offset they start at."""
+        if self._own_read_tail is not None:
+            return self._own_read_tail(size)
+        end = self.size()
+        start = max(0, end - size)
+        return start, self.read_at(start, end - start)
+
+    def size(self) -> int:
+        """The size of the file in bytes."""
+        known = getattr(self.file, "size", None)
+        if isinstance(known, int):
+            return known
+        if self._fd is not None:
+            return os.fstat(self._fd).st_size
+        with self._lock:
+            return self.file.seek(0, io.SEEK_END)
+
+
+class PositionalFile(io.RawIOBase):
+    """A read-only file object with a position of its own over a :class:`PositionalReader`,
+    for libraries that want a file (pyarrow, ...): several of them may share one reader, and
+    so one open file, from several threads. Every ``read`` is one positional read."""
+
+    def __init__(self, reader: PositionalReader, name: str = "") -> None:
+        super().__init__()
+        self._reader = reader
+        self._pos = 0
+        self._size: int | None = None
+        self.name = name
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        size = self._size
+        if whence == io.SEEK_END and size is None:
+            size = self._size = self._reader.size()
+        self._pos = seek_position(offset, whence, self._pos, size, self.name)
+        return self._pos
+
+    def read(self, size: int | None = -1) -> bytes:
+        if self.closed:
+            raise ValueError("read of closed file")
+        if size is None or size < 0:
+            if self._size is None:
+                self._size = self._reader.size()
+            size = max(0, self._size - self._pos)
+        data = self._reader.read_at(self._pos, size) if size else b""
+        self._pos += len(data)
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(memoryview(buffer)))
+        memoryview(buffer).cast("B")[:len(data)] = data
+        return len(data)
+
+
+def _plain_fd(f: Any) -> int | None:
+    """The OS file descriptor of a plain local file, else None."""
+    if not isinstance(f, (io.BufferedReader, io.FileIO)):
+        return None
+    try:
+        return f.fileno()
+    except (OSError, ValueError):
+        return None
