@@ -66,9 +66,11 @@ class CachedFS(FS):
 
     def _open(self, path: str, mode: Mode, buffering: int, encoding: str | None,
               errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:
-        if mode.writing or kwargs:
-            if mode.writing:
-                self._forget(path)
+        """Writes go to the wrapped filesystem (with its options); reads come from the cache
+        (the wrapped filesystem's read options, hints such as S3's ``first_fetch``, do not
+        apply)."""
+        if mode.writing:
+            self._forget(path)
             text_or_binary = mode.binary_mode if mode.binary else mode.binary_mode[:-1]
             return self.fs.open(path, text_or_binary, buffering, encoding, errors, newline,
                                 **kwargs)

@@ -83,6 +83,10 @@ class Zip(ArchiveFS):
         FileNotFoundError, IsADirectoryError: as ``backend.open`` raises them.
     """
 
+    #: the request that opens the archive on S3 reads its last MiB: the end record and
+    #: usually the whole central directory (about 15,000 members), so opening costs one
+    backing_open_options = {"first_fetch": -(1 << 20)}
+
     def __init__(self, backend: FS, file_path: str, mode: str = "r", create: bool = False,
                  *, whole_member_limit: int = 8 << 20, stream_chunk_size: int = 4 << 20,
                  compression: str | int = "deflated", compresslevel: int | None = None,

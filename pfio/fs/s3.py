@@ -21,6 +21,7 @@ import os
 import posixpath
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import IO, Any
 
 from .._uri import URI
@@ -59,6 +60,11 @@ class S3(S3Operations, FS):
         max_pool_connections: HTTP connections kept per process (and background threads).
         create_bucket: create the bucket when it does not exist.
         create: accepted for PFIO 2.x (prefixes need no creating).
+
+    ``open(path, "rb", first_fetch=N)`` sets how many bytes the request that opens the file
+    reads (default 1 MiB): the first ``N``, or with a negative ``N`` the last ``-N`` (for
+    formats whose index is at the end, such as zip and Parquet: reading it then costs no
+    second request). Other filesystems ignore the option.
     """
 
     scheme = "s3"
@@ -209,7 +215,9 @@ class S3(S3Operations, FS):
         if mode.kind == "r":
             options = self.read_options
             if buffering > 1:
-                options = ReadOptions(block_size=buffering, readahead=options.readahead)
+                options = replace(options, block_size=buffering)
+            if kwargs.get("first_fetch") is not None:
+                options = replace(options, first_fetch=int(kwargs["first_fetch"]))
             try:
                 return S3Reader(self, key, options)
             except FileNotFoundError:

@@ -58,8 +58,9 @@ def get_range(fs: S3, key: str, start: int, stop: int | None = None,
         except Exception as exc:
             size = _unsatisfiable(exc)
             if size is not None:
-                if size < 0 and start == 0:
-                    size = 0  # nothing at byte 0: an empty object (Ceph tells no size)
+                if size < 0 and start <= 0:
+                    size = 0  # nothing at byte 0 or at the end: an empty object (Ceph tells
+                    # no size)
                 _record(began, 416, 0, attempts.count + 1, url)
                 return (into[:0] if into is not None else b""), size
             _fail(attempts, exc, began, url)

@@ -2,7 +2,9 @@
 
 * Opening sends the first ranged GET (``bytes=0-N``) at once: a missing object raises
   ``FileNotFoundError`` from ``open``, the object's size comes from ``Content-Range`` (no
-  HEAD), and an object up to ``first_fetch`` bytes is then read with this one request.
+  HEAD), and an object up to ``first_fetch`` bytes is then read with this one request. A
+  negative ``first_fetch`` reads the last ``-first_fetch`` bytes instead (``bytes=-N``), for
+  formats whose index is at the end (zip, Parquet): their reader then costs one request.
 * Sequential reads use read-ahead: when the reader runs off the end of its buffer, it
   fetches twice as much as last time, up to ``block_size``; from then on the next
   ``readahead`` blocks are fetched in the background (memory stays below
@@ -36,6 +38,7 @@ class ReadOptions:
 
     block_size: int = 16 << 20
     readahead: int = 3
+    #: bytes the opening request reads: the first ones, or the last ``-first_fetch`` ones
     first_fetch: int = 1 << 20
     random_fetch: int = 64 << 10
 
@@ -60,7 +63,11 @@ class S3Reader(io.BufferedIOBase):
         self._buf_start = 0
         self._ahead: dict[int, Future] = {}
         self._ahead_end = 0
-        data, self._size = get_range(fs, key, 0, options.first_fetch)
+        if options.first_fetch < 0:
+            data, self._size = get_range(fs, key, options.first_fetch)
+            self._buf_start = max(0, self._size - len(data))
+        else:
+            data, self._size = get_range(fs, key, 0, options.first_fetch)
         self._buf = memoryview(data)
 
     # -- io.BufferedIOBase ---------------------------------------------------------------
@@ -156,29 +163,29 @@ class S3Reader(io.BufferedIOBase):
     # -- single requests for archives -------------------------------------------------------
 
     def read_at(self, offset: int, size: int) -> bytes:
-        """Up to ``size`` bytes at ``offset``: one ranged GET (none when the whole object is
-        in memory already); the position and the read-ahead are left alone."""
+        """Up to ``size`` bytes at ``offset``: one ranged GET (none when the buffer holds
+        them); the position and the read-ahead are left alone."""
         self._check_open()
-        if size <= 0 or offset >= self._size:
+        size = min(size, self._size - offset)
+        if size <= 0:
             return b""
-        whole = self._whole()
-        if whole is not None:
-            return bytes(whole[offset:offset + size])
-        data, _ = get_range(self._fs, self._key, offset, offset + size)
+        data = self._buffered(offset, size)
+        if data is None:
+            data, _ = get_range(self._fs, self._key, offset, offset + size)
         return data
 
     def read_tail(self, size: int) -> tuple[int, bytes]:
         """The last ``size`` bytes and their offset: one suffix-range GET (``bytes=-size``),
-        none when the whole object is in memory already."""
+        none when the buffer holds them."""
         self._check_open()
         if size <= 0:
             return self._size, b""
-        whole = self._whole()
-        if whole is not None:
-            start = max(0, self._size - size)
-            return start, bytes(whole[start:])
-        data, total = get_range(self._fs, self._key, -size)
-        return total - len(data), data
+        start = max(0, self._size - size)
+        data = self._buffered(start, self._size - start)
+        if data is None:
+            data, total = get_range(self._fs, self._key, -size)
+            start = total - len(data)
+        return start, data
 
     # -- pickling ------------------------------------------------------------------------
 
@@ -192,9 +199,13 @@ class S3Reader(io.BufferedIOBase):
         if self.closed:
             raise ValueError(f"I/O operation on closed file {self.name}")
 
-    def _whole(self) -> memoryview | None:
-        buf = self._buf
-        return buf if self._buf_start == 0 and len(buf) == self._size else None
+    def _buffered(self, offset: int, size: int) -> bytes | None:
+        """The ``size`` bytes at ``offset`` when the buffer holds all of them, else None."""
+        with self._lock:
+            start = offset - self._buf_start
+            if start < 0 or start + size > len(self._buf):
+                return None
+            return bytes(self._buf[start:start + size])
 
     def _peek_view(self) -> memoryview:
         """The buffered bytes at the position, fetched when there are none."""

@@ -189,3 +189,37 @@ def test_sequential_run_after_seek_grows_fetches(fs: S3, blob: bytes, s3_request
         assert f.read(90_000) == blob[1_110_000:1_200_000]
     lengths = [int(b) - int(a) + 1 for a, b in (r[2][6:].split("-") for r in log)]
     assert lengths == [64 << 10, 128 << 10]  # not a whole block plus read-ahead
+
+
+def test_negative_first_fetch_opens_with_a_suffix_range(fs: S3, blob: bytes,
+                                                        s3_requests) -> None:
+    log = s3_requests(fs)
+    with fs.open("blob", "rb", first_fetch=-4096) as f:
+        assert f.size == len(blob)
+        assert f.read_tail(4096) == (len(blob) - 4096, blob[-4096:])
+        assert f.read_at(len(blob) - 100, 100) == blob[-100:]
+    assert [r[2] for r in log] == ["bytes=-4096"]
+
+
+def test_negative_first_fetch_reads_from_the_start_too(fs: S3, blob: bytes) -> None:
+    with fs.open("blob", "rb", first_fetch=-4096) as f:
+        assert f.read(1000) == blob[:1000]
+        f.seek(-10, io.SEEK_END)
+        assert f.read() == blob[-10:]
+
+
+def test_negative_first_fetch_of_an_empty_object(fs: S3) -> None:
+    with fs.open("e", "wb"):
+        pass
+    with fs.open("e", "rb", first_fetch=-4096) as f:
+        assert f.size == 0 and f.read() == b"" and f.read_tail(10) == (0, b"")
+
+
+def test_negative_first_fetch_larger_than_the_object_reads_it_whole(fs: S3,
+                                                                    s3_requests) -> None:
+    with fs.open("small", "wb") as f:
+        f.write(b"abcdef")
+    log = s3_requests(fs)
+    with fs.open("small", "rb", first_fetch=-4096) as f:
+        assert f.read() == b"abcdef"
+    assert len(log) == 1

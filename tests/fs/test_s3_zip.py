@@ -1,5 +1,6 @@
-"""Zip archives on S3: opening costs at most 2 requests, each member read one ranged GET with
-at most 64 KiB beyond the member; workers read members through a pickled archive."""
+"""Zip archives on S3: opening costs one request, each member read at most one ranged GET
+with at most 64 KiB beyond the member (none where the opening request read it already);
+workers read members through a pickled archive."""
 
 from __future__ import annotations
 
@@ -10,14 +11,8 @@ import zipfile
 
 import pytest
 
+from pfio.containers.zip import Zip
 from pfio.fs.s3 import S3
-
-try:
-    from pfio.containers.zip import Zip
-except ImportError:  # the zip container is built separately
-    Zip = None
-
-pytestmark = pytest.mark.skipif(Zip is None, reason="pfio.containers.zip is not available yet")
 
 MEMBER = 64 << 10
 
@@ -39,24 +34,40 @@ def fs(s3_env: str, s3_bucket: str, members: dict[str, bytes]) -> S3:
     return fs
 
 
-def test_open_costs_at_most_two_requests(fs: S3, s3_requests) -> None:
+def test_open_costs_one_request(fs: S3, s3_requests) -> None:
     log = s3_requests(fs)
     with fs.open_zip("data.zip") as z:
         assert len(list(z.list("dir"))) == 40
-    assert len(log) <= 2 and all(r[0] == "GET" for r in log)
+    assert [(method, rng) for method, _, rng in log] == [("GET", f"bytes=-{1 << 20}")]
 
 
-def test_each_member_read_is_one_bounded_get(fs: S3, members: dict[str, bytes],
-                                            s3_requests) -> None:
+def test_a_central_directory_beyond_the_first_read_costs_one_more(fs: S3, s3_requests,
+                                                                   monkeypatch) -> None:
+    monkeypatch.setattr(Zip, "backing_open_options", {"first_fetch": -1024})
+    log = s3_requests(fs)
+    with fs.open_zip("data.zip") as z:
+        assert len(list(z.list("dir"))) == 40
+    assert len(log) == 2 and all(r[0] == "GET" for r in log)
+
+
+@pytest.mark.parametrize("name", ["dir/m000.bin", "dir/m017.bin"])
+def test_a_member_read_is_one_bounded_get(fs: S3, members: dict[str, bytes], s3_requests,
+                                          name: str) -> None:
     with fs.open_zip("data.zip") as z:
         log = s3_requests(fs)
-        for name in ["dir/m000.bin", "dir/m017.bin", "dir/m039.bin"]:
-            before = len(log)
-            with z.open(name) as f:
-                assert f.read() == members[name]
-            assert len(log) == before + 1
-            start, stop = map(int, log[-1][2][len("bytes="):].split("-"))
-            assert stop - start + 1 <= MEMBER + (64 << 10)
+        with z.open(name) as f:
+            assert f.read() == members[name]
+    assert len(log) == 1
+    start, stop = map(int, log[0][2][len("bytes="):].split("-"))
+    assert stop - start + 1 <= MEMBER + (64 << 10)
+
+
+def test_a_member_in_the_tail_read_at_opening_costs_no_request(fs: S3, members, s3_requests):
+    with fs.open_zip("data.zip") as z:
+        log = s3_requests(fs)
+        with z.open("dir/m039.bin") as f:
+            assert f.read() == members["dir/m039.bin"]
+    assert log == []
 
 
 def test_missing_member_is_file_not_found(fs: S3) -> None:
@@ -104,7 +115,7 @@ def test_each_tar_member_read_is_one_bounded_get(tar_fs: S3, members: dict[str, 
         pytest.skip("pfio.containers.tar is not available yet")
     with tar:
         log = s3_requests(tar_fs)
-        for name in ["dir/m003.bin", "dir/m031.bin"]:
+        for name in ["dir/m020.bin", "dir/m031.bin"]:  # beyond the first MiB read at opening
             before = len(log)
             with tar.open(name) as f:
                 assert f.read() == members[name]
