@@ -141,3 +141,18 @@ def test_a_failed_write_publishes_no_file(request):
 def test_missing_dataset_is_file_not_found():
     with pytest.raises(FileNotFoundError):
         RowReader("mem://parquet-missing/none")
+
+
+def test_footer_longer_than_the_first_tail_read(dataset, monkeypatch):
+    from pfio.integrations.parquet import reader
+
+    monkeypatch.setattr(reader, "FOOTER_GUESS", 16)
+    assert [r["id"] for r in RowReader(dataset, columns=["id"])] == list(range(40))
+
+
+def test_a_file_that_is_not_parquet_is_a_value_error(request):
+    url = f"mem://parquet-{request.node.name}/ds"
+    with pfio.open_url(f"{url}/part-0.parquet", "wb") as f:
+        f.write(b"not a parquet file at all")
+    with pytest.raises(ValueError, match="not a Parquet file"):
+        RowReader(url)

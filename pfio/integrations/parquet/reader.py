@@ -5,6 +5,7 @@ from __future__ import annotations
 import posixpath
 import random
 import sys
+import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -17,6 +18,7 @@ import pyarrow.compute  # noqa: F401 - registers the functions that filters use
 import pyarrow.parquet as pq
 
 from ...api import from_url, open_url
+from ...fs.positional import PositionalFile, PositionalReader
 from .schema import Schema
 
 
@@ -50,7 +52,7 @@ class ParquetReader:
     def __init__(self, url: str, columns: Sequence[str] | None = None,
                  filters: Any = None, shuffle: bool = False, seed: int = 0,
                  rank: int | None = None, world_size: int | None = None,
-                 decode: bool = True, prefetch: int = 2) -> None:
+                 decode: bool = True, prefetch: int = 4) -> None:
         self.url = url.rstrip("/")
         self.columns = list(columns) if columns is not None else None
         self.filter = pq.filters_to_expression(filters) if filters else None
@@ -84,21 +86,23 @@ class ParquetReader:
     def tables(self) -> Iterator[pa.Table]:
         """Arrow tables of this reader's row groups (filtered, rows shuffled if asked).
 
-        Up to ``prefetch`` row groups are fetched ahead in background threads, each with its
-        own file handle and with its column chunks read in coalesced ranges."""
+        Up to ``prefetch`` row groups are fetched ahead in background threads. Each file is
+        opened once per pass and shared by the threads; a row group costs one positional
+        read of its column chunks, coalesced (one ranged GET on S3)."""
         rng = np.random.default_rng([self.seed, self.epoch, self.rank, _worker()[0]])
-        with ThreadPoolExecutor(max(1, self.prefetch), "pfio-parquet") as pool:
+        files = _OpenFiles()
+        with files, ThreadPoolExecutor(max(1, self.prefetch), "pfio-parquet") as pool:
             pending: deque[Future[pa.Table]] = deque()
             groups = iter(self.my_row_groups())
             for group in groups:
-                pending.append(pool.submit(self._read_group, group))
+                pending.append(pool.submit(self._read_group, group, files))
                 if len(pending) > self.prefetch:
                     break
             while pending:
                 table = pending.popleft().result()
                 next_group = next(groups, None)
                 if next_group is not None:
-                    pending.append(pool.submit(self._read_group, next_group))
+                    pending.append(pool.submit(self._read_group, next_group, files))
                 if self.filter is not None:
                     table = table.filter(self.filter)
                 if self.shuffle and table.num_rows > 1:
@@ -106,11 +110,10 @@ class ParquetReader:
                 if table.num_rows:
                     yield table
 
-    def _read_group(self, group: RowGroup) -> pa.Table:
-        with open_url(group.url, "rb") as handle:
-            parquet = pq.ParquetFile(handle, metadata=self._metadata[group.url],
-                                     pre_buffer=True)
-            return parquet.read_row_group(group.index, columns=self.columns)
+    def _read_group(self, group: RowGroup, files: _OpenFiles) -> pa.Table:
+        handle = PositionalFile(files.get(group.url), group.url)
+        parquet = pq.ParquetFile(handle, metadata=self._metadata[group.url], pre_buffer=True)
+        return parquet.read_row_group(group.index, columns=self.columns)
 
     def _decode_column(self, name: str, values: list[Any]) -> list[Any]:
         field = self.schema.fields.get(name) if self.schema else None
@@ -170,6 +173,31 @@ class BatchReader(ParquetReader):
         return batch
 
 
+class _OpenFiles:
+    """The files of one pass over a dataset, each opened on first use and shared by the
+    reading threads through positional reads; all closed at the end of the pass."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._readers: dict[str, PositionalReader] = {}
+
+    def get(self, url: str) -> PositionalReader:
+        with self._lock:
+            reader = self._readers.get(url)
+            if reader is None:
+                reader = self._readers[url] = PositionalReader(open_url(url, "rb"))
+            return reader
+
+    def __enter__(self) -> _OpenFiles:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            readers, self._readers = self._readers, {}
+        for reader in readers.values():
+            reader.file.close()
+
+
 def _stack(values: list[Any]) -> Any:
     shapes = {getattr(v, "shape", None) for v in values}
     return np.stack(values) if len(shapes) == 1 and None not in shapes else values
@@ -186,13 +214,28 @@ def _parquet_files(url: str) -> list[str]:
     return [posixpath.join(url, n) for n in names]
 
 
+#: bytes read from the end of a file for its footer (a larger footer costs a second read)
+FOOTER_GUESS = 64 << 10
+
+
 def _footers(files: list[str]) -> dict[str, pq.FileMetaData]:
-    """The footer of each file, read once (row groups are then read without it)."""
-    footers = {}
-    for url in files:
-        with open_url(url, "rb") as f:
-            footers[url] = pq.ParquetFile(f).metadata
-    return footers
+    """The footer of each file, read once, files in parallel (row groups are then read
+    without it)."""
+    with ThreadPoolExecutor(min(16, len(files)), "pfio-parquet-footer") as pool:
+        return dict(zip(files, pool.map(_footer, files), strict=True))
+
+
+def _footer(url: str) -> pq.FileMetaData:
+    """The footer of ``url``: one read of its tail (on S3 the request that opens the file)."""
+    with open_url(url, "rb", first_fetch=-FOOTER_GUESS) as f:
+        reader = PositionalReader(f)
+        start, tail = reader.read_tail(FOOTER_GUESS)
+        if len(tail) < 12 or tail[-4:] != b"PAR1":
+            raise ValueError(f"{url} is not a Parquet file (no PAR1 at its end)")
+        needed = int.from_bytes(tail[-8:-4], "little") + 8
+        if needed > len(tail) and needed <= start + len(tail):
+            tail = reader.read_at(start + len(tail) - needed, needed - len(tail)) + tail
+        return pq.read_metadata(pa.BufferReader(tail))
 
 
 def _worker() -> tuple[int, int]:
