@@ -7,13 +7,21 @@ stays below ``max_inflight + 2`` parts. The part size is ``chunk_size``, doubled
 every 2,000 parts (so that the 10,000 parts S3 allows hold 62,000 chunks). Closing uploads
 the last part and completes the upload; an exception (or :meth:`abort`) aborts it, so
 nothing is published.
+
+Every PUT carries the CRC32 of its body (``x-amz-checksum-crc32``), which S3 checks before
+it stores the bytes, and a multipart upload declares CRC32 as its checksum algorithm (S3
+then keeps a checksum of checksums and does not checksum the whole object again). The
+CRC is computed here rather than by botocore, which would send it in an ``aws-chunked``
+trailer that older S3-compatible servers reject.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
 import logging
 import threading
+import zlib
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +37,11 @@ logger = logging.getLogger(__name__)
 MAX_PARTS = 10000
 #: ... each but the last at least this big
 MIN_PART = 5 << 20
+
+
+def crc32_of(data: bytes | bytearray | memoryview) -> str:
+    """The CRC32 of ``data`` as S3 wants it: base64 of its 4 big-endian bytes."""
+    return base64.b64encode(zlib.crc32(data).to_bytes(4, "big")).decode()
 
 
 class S3Sink(AtomicSink):
@@ -77,7 +90,8 @@ class S3Sink(AtomicSink):
         fs = self._fs
         if self._upload_id is None:
             response = call(fs._retry, "POST", self.name, lambda: fs._client().
-                            create_multipart_upload(Bucket=fs.bucket, Key=self._key))
+                            create_multipart_upload(Bucket=fs.bucket, Key=self._key,
+                                                    ChecksumAlgorithm="CRC32"))
             self._upload_id = response["UploadId"]
         number = len(self._parts) + 1
         if number > MAX_PARTS:
@@ -98,12 +112,14 @@ class S3Sink(AtomicSink):
         fs = self._fs
         chunk = holder.pop()  # the request below holds the only reference: freed before
         size = len(chunk)     # the slot is
+        checksum = crc32_of(chunk)
         request = functools.partial(fs._client().upload_part, Bucket=fs.bucket, Key=self._key,
-                                    UploadId=self._upload_id, PartNumber=number, Body=chunk)
+                                    UploadId=self._upload_id, PartNumber=number, Body=chunk,
+                                    ChecksumCRC32=checksum)
         del chunk
         try:
             response = call(fs._retry, "PUT", self.name, request, nbytes=lambda _: size)
-            return {"PartNumber": number, "ETag": response["ETag"]}
+            return {"PartNumber": number, "ETag": response["ETag"], "ChecksumCRC32": checksum}
         finally:
             del request
             self._slots.release()
@@ -112,8 +128,10 @@ class S3Sink(AtomicSink):
         fs = self._fs
         if self._upload_id is None:
             body = self._take_buffer()
+            checksum = crc32_of(body)
             call(fs._retry, "PUT", self.name, lambda: fs._client().put_object(
-                Bucket=fs.bucket, Key=self._key, Body=body), nbytes=lambda _: len(body))
+                Bucket=fs.bucket, Key=self._key, Body=body, ChecksumCRC32=checksum),
+                nbytes=lambda _: len(body))
             return
         if self._buffer:
             self._send_part(self._take_buffer())

@@ -97,3 +97,37 @@ def test_tell_counts_bytes_written(fs: S3) -> None:
     with fs.open("f", "wb") as f:
         f.write(b"abc")
         assert f.tell() == 3
+
+
+def _checksum_headers(fs: S3) -> list[tuple[str, str | None]]:
+    """The (method, x-amz-checksum-crc32 header) of each request ``fs`` sends from now on."""
+    seen: list[tuple[str, str | None]] = []
+
+    def before_send(request, **_) -> None:
+        value = request.headers.get("x-amz-checksum-crc32")
+        seen.append((request.method, value.decode() if isinstance(value, bytes) else value))
+
+    fs._client().meta.events.register("before-send.s3", before_send)
+    return seen
+
+
+def test_a_put_carries_the_crc32_of_its_body(fs: S3) -> None:
+    from pfio.fs.s3_writer import crc32_of
+
+    seen = _checksum_headers(fs)
+    with fs.open("f", "wb") as f:
+        f.write(b"checked by the server")
+    assert seen == [("PUT", crc32_of(b"checked by the server"))]
+
+
+def test_each_part_carries_the_crc32_of_its_body(fs: S3) -> None:
+    from pfio.fs.s3_writer import crc32_of
+
+    data = os.urandom(11 * MIB)
+    seen = _checksum_headers(fs)
+    with fs.open("big", "wb") as f:
+        f.write(data)
+    parts = [data[:5 * MIB], data[5 * MIB:10 * MIB], data[10 * MIB:]]
+    assert sorted(v for m, v in seen if m == "PUT") == sorted(crc32_of(p) for p in parts)
+    with fs.open("big") as f:
+        assert f.read() == data
