@@ -10,17 +10,16 @@ reading the members' data.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 from typing import Any
 
 from ..errors import ArchiveError
-from ..fs.positions import seek_position
+from ..fs.positions import SeekableReader
 
 ReadAt = Callable[[int, int], bytes]
 
 
-class RangeReader(io.RawIOBase):
+class RangeReader(SeekableReader):
     """The bytes ``[start, start + size)`` of ``read_at`` as a seekable raw file.
 
     Args:
@@ -52,21 +51,6 @@ class RangeReader(io.RawIOBase):
         self._buf = b""
         self._buf_pos = 0
         self._fetched_to: int | None = None  # where the last read of ``read_at`` ended
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        if self.closed:
-            raise ValueError("seek of closed file")
-        self._pos = seek_position(offset, whence, self._pos, self._size, self.name)
-        return self._pos
 
     def readinto(self, buffer: Any) -> int:
         if self.closed:

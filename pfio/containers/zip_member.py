@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ArchiveError
-from ..fs.positions import seek_position
+from ..fs.positions import SeekableReader
 from .zip_format import FLAG_ENCRYPTED, LOCAL, MemberInfo, local_data_offset
 
 #: bytes read beyond the guessed end of a member (absorbs a local extra field longer than the
@@ -141,7 +141,7 @@ class _Decoder:
         return self._d.decompress(data, max_length)
 
 
-class MemberStream(io.RawIOBase):
+class MemberStream(SeekableReader):
     """A large member read in chunks of the backing file, decoded incrementally.
 
     Seeking forward decodes and skips; seeking backwards in a compressed member starts
@@ -161,7 +161,7 @@ class MemberStream(io.RawIOBase):
         self._size = size
         self._chunk = chunk_size
         self._on_close = on_close
-        self._target = 0
+        self._pos = 0
         self._restart(0)
 
     def _restart(self, position: int) -> None:
@@ -169,25 +169,10 @@ class MemberStream(io.RawIOBase):
         stored = self._info.method == STORED
         self._decoder = None if stored else _Decoder(self._info.method)
         self._cpos = position
-        self._pos = position
+        self._decoded = position
         self._pending = memoryview(b"")
         self._crc = 0
         self._crc_valid = position == 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._target
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        if self.closed:
-            raise ValueError("seek of closed file")
-        self._target = seek_position(offset, whence, self._target, self._size, self.name)
-        return self._target
 
     def readinto(self, buffer: Any) -> int:
         if self.closed:
@@ -200,32 +185,32 @@ class MemberStream(io.RawIOBase):
         n = min(len(buffer), len(self._pending))
         buffer[:n] = self._pending[:n]
         self._pending = self._pending[n:]
-        self._pos += n
-        self._target = self._pos
+        self._decoded += n
+        self._pos = self._decoded
         return n
 
     def _move_to_target(self) -> None:
-        target = self._target
-        if target == self._pos:
+        target = self._pos
+        if target == self._decoded:
             return
-        if self._pos < target <= self._pos + len(self._pending):
-            self._pending = self._pending[target - self._pos:]
-            self._pos = target
+        if self._decoded < target <= self._decoded + len(self._pending):
+            self._pending = self._pending[target - self._decoded:]
+            self._decoded = target
             return
         if self._decoder is None:  # stored: jump
             self._restart(min(target, self._size))
-            self._pos = target
+            self._decoded = target
             return
-        if target < self._pos:
+        if target < self._decoded:
             self._restart(0)
-        while self._pos < target:
+        while self._decoded < target:
             if not self._pending:
                 self._pending = memoryview(self._produce())
                 if not self._pending:
                     return
-            step = min(target - self._pos, len(self._pending))
+            step = min(target - self._decoded, len(self._pending))
             self._pending = self._pending[step:]
-            self._pos += step
+            self._decoded += step
 
     def _produce(self) -> bytes:
         """The next decoded piece, b"" at the end of the member (where the CRC is checked)."""
@@ -265,7 +250,7 @@ class MemberStream(io.RawIOBase):
         if not self._crc_valid:
             return
         self._crc_valid = False  # check once
-        produced = self._pos + len(self._pending)
+        produced = self._decoded + len(self._pending)
         if produced != self._size:
             raise ArchiveError(f"{self._archive}: member {self.name!r} decodes to {produced} "
                                f"bytes, the directory says {self._size}: corrupt archive")

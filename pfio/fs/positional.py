@@ -7,7 +7,7 @@ import os
 import threading
 from typing import IO, Any
 
-from .positions import seek_position
+from .positions import SeekableReader
 
 
 class PositionalReader:
@@ -55,7 +55,7 @@ class PositionalReader:
             return self.file.seek(0, io.SEEK_END)
 
 
-class PositionalFile(io.RawIOBase):
+class PositionalFile(SeekableReader):
     """A read-only file object with a position of its own over a :class:`PositionalReader`,
     for libraries that want a file (pyarrow, ...): several of them may share one reader, and
     so one open file, from several threads. Every ``read`` is one positional read."""
@@ -63,33 +63,18 @@ class PositionalFile(io.RawIOBase):
     def __init__(self, reader: PositionalReader, name: str = "") -> None:
         super().__init__()
         self._reader = reader
-        self._pos = 0
-        self._size: int | None = None
         self.name = name
 
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        size = self._size
-        if whence == io.SEEK_END and size is None:
-            size = self._size = self._reader.size()
-        self._pos = seek_position(offset, whence, self._pos, size, self.name)
-        return self._pos
+    def _end(self) -> int:
+        self._size = self._reader.size()
+        return self._size
 
     def read(self, size: int | None = -1) -> bytes:
         if self.closed:
             raise ValueError("read of closed file")
         if size is None or size < 0:
-            if self._size is None:
-                self._size = self._reader.size()
-            size = max(0, self._size - self._pos)
+            end = self._size if self._size is not None else self._end()
+            size = max(0, end - self._pos)
         data = self._reader.read_at(self._pos, size) if size else b""
         self._pos += len(data)
         return data

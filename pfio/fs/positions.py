@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import io
+from typing import Any
 
 
 class NegativeSeekError(OSError, ValueError):
@@ -34,3 +35,33 @@ def seek_position(offset: int, whence: int, current: int, size: int | None,
     if position < 0:
         raise NegativeSeekError(errno.EINVAL, f"negative seek position {position}", name)
     return position
+
+
+class SeekableReader(io.RawIOBase):
+    """Base of pfio's seekable read-only raw files: ``readable``, ``seekable``, ``tell`` and
+    ``seek`` over the position ``_pos`` in a file of ``_size`` bytes (None: unknown; a seek
+    from the end then asks :meth:`_end`). Subclasses implement ``readinto``."""
+
+    name: Any = ""
+    _pos = 0
+    _size: int | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        if self.closed:
+            raise ValueError("seek of closed file")
+        size = self._end() if self._size is None and whence == io.SEEK_END else self._size
+        self._pos = seek_position(offset, whence, self._pos, size, self.name)
+        return self._pos
+
+    def _end(self) -> int | None:
+        """The size of the file, for a seek from its end while ``_size`` is unknown."""
+        return None

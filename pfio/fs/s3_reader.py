@@ -26,6 +26,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .positions import seek_position
 from .s3_get import get_range
 
 if TYPE_CHECKING:
@@ -86,18 +87,8 @@ class S3Reader(io.BufferedIOBase):
         """Move the position (no request; the buffer is kept)."""
         self._check_open()
         with self._lock:
-            if whence == io.SEEK_SET:
-                pos = offset
-            elif whence == io.SEEK_CUR:
-                pos = self._pos + offset
-            elif whence == io.SEEK_END:
-                pos = self._size + offset
-            else:
-                raise ValueError(f"invalid whence ({whence}, should be 0, 1 or 2)")
-            if pos < 0:
-                raise OSError(22, f"negative seek position {pos}", self.name)
-            self._pos = pos
-            return pos
+            self._pos = seek_position(offset, whence, self._pos, self._size, self.name)
+            return self._pos
 
     @property
     def size(self) -> int:
