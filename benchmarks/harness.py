@@ -118,6 +118,12 @@ def baseline_python(name: str) -> Path:
     return python
 
 
+def _without_pythonpath(environ: os._Environ[str] | dict[str, str]) -> dict[str, str]:
+    """``environ`` without ``PYTHONPATH``: a baseline imports the packages of its own
+    virtualenv (PFIO 2.10's ``pfio``), never this checkout's."""
+    return {k: v for k, v in environ.items() if k != "PYTHONPATH"}
+
+
 def run_in_baseline(name: str, code: str, env: dict[str, str] | None = None,
                     timeout: float = 600) -> dict:
     """Run ``code`` with baseline ``name``'s interpreter; the code prints one JSON object
@@ -128,7 +134,8 @@ def run_in_baseline(name: str, code: str, env: dict[str, str] | None = None,
     try:
         out = subprocess.run(
             [str(python), script.name], check=True, capture_output=True, text=True,
-            env={**os.environ, **(env or {})}, timeout=timeout, cwd=tempfile.gettempdir(),
+            env={**_without_pythonpath(os.environ), **(env or {})}, timeout=timeout,
+            cwd=tempfile.gettempdir(),
         )
     except subprocess.CalledProcessError as exc:
         raise RuntimeError(f"baseline {name} failed:\n{exc.stderr}") from exc
