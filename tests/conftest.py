@@ -6,7 +6,7 @@
   started one (``make test`` does, where Ceph installs), skipped with a message otherwise;
 * ``s3_server`` (session): the server the S3 fixtures below use: moto. The S3 suite
   (``tests/fs/conftest.py``) overrides it to run over both servers;
-* ``s3_endpoint`` (session): its URL;
+* ``s3_endpoint``: its URL;
 * ``s3_env``: test credentials, region and ``S3_ENDPOINT`` in the environment;
 * ``s3_bucket``: a fresh bucket (its name) on the server, for one test;
 * ``fault_proxy``: a :class:`pfio.testing.faultproxy.FaultProxy` in front of the server.
@@ -87,8 +87,11 @@ def s3_server(moto_server: S3Server) -> S3Server:
     return moto_server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def s3_endpoint(s3_server: S3Server) -> str:
+    """The endpoint of the test's S3 server. Function-scoped on purpose: a session-scoped
+    value would be cached with the server of the first test that asked for it, which in
+    ``tests/fs`` may be Ceph, and served to tests elsewhere that want moto."""
     return s3_server.endpoint
 
 
