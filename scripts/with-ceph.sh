@@ -7,6 +7,7 @@
 #   scripts/with-ceph.sh COMMAND [ARG...]
 #
 # PFIO_TEST_CEPH=0 skips Ceph altogether; PFIO_TEST_CEPH=1 makes a failed start an error.
+# A gateway already running in the same directory is restarted, and stopped at the end.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
