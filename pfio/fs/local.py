@@ -9,6 +9,7 @@ import secrets
 import shutil
 
 # the C implementation, out of reach of patches applied to builtins.open / io.open
+from _io import DEFAULT_BUFFER_SIZE, BufferedReader, FileIO
 from _io import open as _open_file
 from collections.abc import Iterator
 from typing import IO, Any
@@ -39,6 +40,16 @@ def local_stat(result: os.stat_result, filename: str) -> FileStat:
     ``created``, the ``*_ns`` times, ``uid``, ``gid``, ``ino``, ``dev`` and ``nlink``."""
     extra = {name: getattr(result, field) for name, field in _STAT_FIELDS}
     return FileStat(filename, result.st_size, result.st_mode, result.st_mtime, **extra)
+
+
+def binary_reader(os_path: str, reader_class: type[BufferedReader] = BufferedReader,
+                  ) -> BufferedReader:
+    """``open(os_path, "rb")``, the same reader a system call sooner: ``io.open`` asks the
+    OS whether the file is a terminal, which decides line buffering, a thing binary files do
+    not have. ``reader_class`` is the ``io.BufferedReader`` (sub)class to build."""
+    raw = FileIO(os_path)
+    size = raw._blksize  # type: ignore[attr-defined]  # what io.open sizes the buffer by
+    return reader_class(raw, size if size > 1 else DEFAULT_BUFFER_SIZE)
 
 
 class Local(FS):
@@ -81,8 +92,11 @@ class Local(FS):
 
     @classmethod
     def _open_uri(cls, uri: URI, mode: str, **kwargs: Any) -> IO[Any]:
-        if (mode == "rb" or mode == "r") and not kwargs and not hook.ENABLED:
-            return _open_file(uri.path, mode)  # what Local().open does, without building one
+        if not kwargs and not hook.ENABLED:  # what Local().open does, without building one
+            if mode == "rb":
+                return binary_reader(uri.path)
+            if mode == "r":
+                return _open_file(uri.path, mode)
         return cls().open(uri.path, mode, **kwargs)
 
     @property
@@ -111,10 +125,17 @@ class Local(FS):
              encoding: str | None = None, errors: str | None = None,
              newline: str | None = None, compression: str | None = None,
              **kwargs: Any) -> IO[Any]:
-        if (mode == "rb" or mode == "r") and compression is None:
-            return _open_file(self._path(path), mode, buffering, encoding, errors, newline)
+        if compression is None:
+            if mode == "rb" and buffering == -1:
+                return binary_reader(self._path(path))
+            if mode == "rb" or mode == "r":
+                return _open_file(self._path(path), mode, buffering, encoding, errors, newline)
         return super().open(path, mode, buffering, encoding, errors, newline, compression,
                             **kwargs)
+
+    # for the tracer: ``open(path, "rb")`` is ``binary_reader(self._path(path))``, so while
+    # tracing it builds such files itself, as readers that count their own reads
+    open.local_reader = (_path, binary_reader)  # type: ignore[attr-defined]
 
     def _open(self, path: str, mode: Mode, buffering: int, encoding: str | None,
               errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:

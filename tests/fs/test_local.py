@@ -1,3 +1,4 @@
+import io
 import os
 import stat
 
@@ -126,3 +127,32 @@ def test_binary_mode_rejects_encoding(fs):
 def test_invalid_mode_is_rejected(fs):
     with pytest.raises(ValueError, match="invalid mode"):
         fs.open("x", "rw")
+
+
+def test_binary_read_is_the_reader_open_rb_makes(fs, tmp_path):
+    (tmp_path / "r.bin").write_bytes(b"0123456789")
+    with fs.open("r.bin") as f, open(tmp_path / "r.bin", "rb") as plain:
+        assert type(f) is type(plain)
+        assert (f.name, f.mode) == (plain.name, plain.mode)
+        assert f.raw._blksize == plain.raw._blksize
+        assert f.read(4) == b"0123" and f.tell() == 4
+
+
+def test_unbuffered_binary_read_is_a_raw_file(fs, tmp_path):
+    (tmp_path / "r.bin").write_bytes(b"x")
+    with fs.open("r.bin", "rb", buffering=0) as f:
+        assert isinstance(f, io.FileIO) and f.read() == b"x"
+
+
+def test_binary_read_of_a_directory_is_an_error(fs, tmp_path):
+    (tmp_path / "d").mkdir()
+    with pytest.raises(IsADirectoryError):
+        fs.open("d", "rb")
+
+
+def test_binary_read_of_a_url_is_the_same_reader(tmp_path):
+    from pfio import open_url
+
+    (tmp_path / "u.bin").write_bytes(b"url")
+    with open_url(f"file://{tmp_path}/u.bin", "rb") as f:
+        assert type(f) is io.BufferedReader and f.read() == b"url"
