@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from .recorder import Recorder
+from .recorder import Recorder, span_args
 from .redact import redact, redact_args
 from .stats import Metrics
 
@@ -50,7 +50,8 @@ def events(rec: Recorder) -> list[dict[str, Any]]:
             continue
         out.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": st.tid,
                     "args": {"name": st.name}})
-        for category, name, start, duration, args in spans:
+        for category, name, start, duration, kept in spans:
+            args = span_args(kept)
             event: dict[str, Any] = {"ph": "X", "name": name, "cat": category,
                                      "ts": rec.wall_us(start), "dur": duration / 1000,
                                      "pid": pid, "tid": st.tid}

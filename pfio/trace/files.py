@@ -1,16 +1,116 @@
-"""Files opened while tracing: their ``read`` and ``write`` calls counted and timed."""
+"""Files opened while tracing: their ``read`` and ``write`` calls counted and timed.
+
+A file comes back in one of two forms:
+
+- a local file opened ``"rb"`` by :class:`~pfio.fs.local.Local` is a :class:`CountedReader`,
+  an ``io.BufferedReader`` that counts its own reads (``with``, ``close``, ``seek`` and the
+  rest stay in C, so tracing it costs little more than the timing itself);
+- any other file comes back behind a :class:`TracedFile` proxy.
+
+At the ``"spans"`` level each file also keeps its own totals and becomes one span, from open
+to close (or to when it was dropped unclosed): :class:`SpannedReader` and
+:class:`SpannedFile`.
+"""
 
 from __future__ import annotations
 
+import io
 from time import perf_counter_ns
 from types import TracebackType
 from typing import Any
 
-from .recorder import Recorder, ThreadState
+from .recorder import Recorder, ThreadState, file_span_args
 from .stats import RAW_LIMIT, OpStats
 
+_buffered_read = io.BufferedReader.read
+_buffered_close = io.BufferedReader.close
 
-class TracedFile:
+
+def _tally(stats: Any, ns: int, n: int) -> None:
+    """Count one call that took ``ns`` and moved ``n`` bytes in ``stats`` (an OpStats or a
+    FileTotals)."""
+    raw = stats.raw
+    raw.append(ns)
+    stats.nbytes += n
+    if len(raw) >= RAW_LIMIT:
+        stats.compact()
+
+
+class _Counting:
+    """What both forms of a traced file share: where their calls are counted, and the
+    counted calls other than the hot ``read``. ``_inner()`` is what they are handed to."""
+
+    __slots__ = ()
+    _st: ThreadState
+    _scheme: str
+    # where the reads are counted: the thread's OpStats (a TracedFile looks it up at its
+    # first read), or a FileTotals (a SpannedFile)
+    _rs: Any
+
+    def _inner(self) -> Any:
+        raise NotImplementedError
+
+    def _stats(self, op: str) -> Any:
+        """Where this file's ``op`` calls are counted."""
+        return self._st.stats((self._scheme, op))
+
+    def _reading(self) -> Any:
+        stats = self._rs
+        if stats is None:
+            stats = self._rs = self._stats("read")
+        return stats
+
+    def _count(self, stats: Any, start: int, n: int) -> None:
+        _tally(stats, perf_counter_ns() - start, n)
+
+    def read1(self, *args: Any) -> Any:
+        start = perf_counter_ns()
+        data = self._inner().read1(*args)
+        self._count(self._reading(), start, len(data))
+        return data
+
+    def readline(self, *args: Any) -> Any:
+        start = perf_counter_ns()
+        data = self._inner().readline(*args)
+        self._count(self._reading(), start, len(data))
+        return data
+
+    def readinto(self, buffer: Any) -> Any:
+        start = perf_counter_ns()
+        n = self._inner().readinto(buffer)
+        self._count(self._reading(), start, n or 0)
+        return n
+
+    def readinto1(self, buffer: Any) -> Any:
+        start = perf_counter_ns()
+        n = self._inner().readinto1(buffer)
+        self._count(self._reading(), start, n or 0)
+        return n
+
+
+class CountedReader(_Counting, io.BufferedReader):
+    """A local file opened ``"rb"`` while tracing: an ``io.BufferedReader`` whose reads count
+    as operation ``read`` of its scheme. Iterating calls ``readline``, which counts."""
+
+    __slots__ = ("_rs",)  # set by whoever builds it, never None
+
+    def _inner(self) -> Any:
+        return super(_Counting, self)
+
+    def read(self, size: int | None = -1) -> bytes:
+        start = perf_counter_ns()
+        data = _buffered_read(self, size)
+        ns = perf_counter_ns() - start
+        stats = self._rs
+        raw = stats.raw
+        raw.append(ns)
+        stats.nbytes += len(data)
+        if len(raw) >= RAW_LIMIT:
+            stats.compact()
+        return data
+
+
+class TracedFile(_Counting):
     """A file opened while tracing. Its ``read`` and ``write`` calls count as operations
     ``read`` and ``write`` of its filesystem's scheme (in the thread that opened it), and
     the close of a written file (where it is committed or uploaded) as ``close``.
@@ -26,50 +126,15 @@ class TracedFile:
         self._rs: Any = reads  # an OpStats (None: look it up when needed), or FileTotals
         self._ws: Any = None
 
-    def _stats(self, op: str) -> Any:
-        """Where this file's ``op`` calls are counted."""
-        return self._st.stats((self._scheme, op))
-
-    def _count(self, stats: Any, start: int, n: int) -> None:
-        raw = stats.raw
-        raw.append(perf_counter_ns() - start)
-        stats.nbytes += n
-        if len(raw) >= RAW_LIMIT:
-            stats.compact()
+    def _inner(self) -> Any:
+        return self._f
 
     # -- reading -------------------------------------------------------------------------
 
     def read(self, *args: Any) -> Any:
         start = perf_counter_ns()
         data = self._f.read(*args)
-        ns = perf_counter_ns() - start
-        stats = self._rs
-        if stats is None:
-            stats = self._rs = self._stats("read")
-        raw = stats.raw
-        raw.append(ns)
-        if data:
-            stats.nbytes += len(data)
-        if len(raw) >= RAW_LIMIT:
-            stats.compact()
-        return data
-
-    def _reading(self) -> Any:
-        stats = self._rs
-        if stats is None:
-            stats = self._rs = self._stats("read")
-        return stats
-
-    def read1(self, *args: Any) -> Any:
-        start = perf_counter_ns()
-        data = self._f.read1(*args)
-        self._count(self._reading(), start, len(data))
-        return data
-
-    def readline(self, *args: Any) -> Any:
-        start = perf_counter_ns()
-        data = self._f.readline(*args)
-        self._count(self._reading(), start, len(data))
+        self._count(self._reading(), start, len(data) if data else 0)
         return data
 
     def readlines(self, *args: Any) -> Any:
@@ -77,18 +142,6 @@ class TracedFile:
         lines = self._f.readlines(*args)
         self._count(self._reading(), start, sum(map(len, lines)))
         return lines
-
-    def readinto(self, buffer: Any) -> Any:
-        start = perf_counter_ns()
-        n = self._f.readinto(buffer)
-        self._count(self._reading(), start, n or 0)
-        return n
-
-    def readinto1(self, buffer: Any) -> Any:
-        start = perf_counter_ns()
-        n = self._f.readinto1(buffer)
-        self._count(self._reading(), start, n or 0)
-        return n
 
     def __iter__(self) -> TracedFile:
         return self
@@ -153,7 +206,7 @@ class TracedFile:
 
 
 class FileTotals:
-    """The reads (or writes) of one file at the ``"spans"`` level. It stands in for the
+    """The reads (or writes) of one :class:`SpannedFile`. It stands in for the
     thread's :class:`OpStats` on the hot path (``raw``, ``nbytes``, ``compact``), hands the
     calls on to it in batches and at close, and keeps the file's own totals for its span."""
 
@@ -177,16 +230,69 @@ class FileTotals:
             target.compact()
 
 
+class SpannedReader(CountedReader):
+    """A :class:`CountedReader` at the ``"spans"`` level: it also keeps its own totals and
+    becomes one span, from open to close (``with``, ``close()``, or the finalizer of a
+    reader dropped unclosed)."""
+
+    __slots__ = ("_st", "_scheme", "_rec", "_fs", "_path", "_opened", "_done", "_reads",
+                 "_read_bytes", "_read_ns")
+
+    def read(self, size: int | None = -1) -> bytes:
+        start = perf_counter_ns()
+        data = _buffered_read(self, size)
+        self._count(self._rs, start, len(data))
+        return data
+
+    def _count(self, stats: Any, start: int, n: int) -> None:
+        ns = perf_counter_ns() - start
+        self._reads += 1
+        self._read_bytes += n
+        self._read_ns += ns
+        _tally(stats, ns, n)
+
+    def close(self) -> None:
+        if self._done:
+            return _buffered_close(self)
+        self._done = True
+        try:
+            _buffered_close(self)
+        finally:
+            try:
+                end = perf_counter_ns()
+                reads = (self._reads, self._read_bytes, self._read_ns)
+                self._rec.span(self._st, "file", "file", end - self._opened,
+                               (file_span_args, self._scheme, self._fs, self._path, reads,
+                                None), end)
+            except (TypeError, AttributeError):  # interpreter shutdown: modules torn down
+                pass
+
+
+def start_span(f: SpannedReader, st: ThreadState, scheme: str, rec: Recorder, fs: Any,
+               path: Any, opened: int) -> None:
+    """Make ``f``, a reader built as a :class:`SpannedReader`, the file ``path`` of ``fs``
+    opened at ``opened`` (perf counter ns) in thread ``st``."""
+    f._st = st
+    f._scheme = scheme
+    f._rec = rec
+    f._fs = fs
+    f._path = path
+    f._opened = opened
+    f._done = False
+    f._reads = f._read_bytes = f._read_ns = 0
+
+
 class SpannedFile(TracedFile):
     """A :class:`TracedFile` at the ``"spans"`` level: it also keeps its own totals and
-    becomes one span, open to close (or to when it was dropped unclosed), with them."""
+    becomes one span, from open to close (or to when it was dropped unclosed)."""
 
-    __slots__ = ("_rec", "_path", "_opened", "_done")
+    __slots__ = ("_rec", "_fs", "_path", "_opened", "_done")
 
-    def __init__(self, f: Any, st: ThreadState, scheme: str, rec: Recorder,
-                 path: str | None, opened: int) -> None:
+    def __init__(self, f: Any, st: ThreadState, scheme: str, rec: Recorder, fs: Any,
+                 path: Any, opened: int) -> None:
         super().__init__(f, st, scheme)
         self._rec = rec
+        self._fs = fs
         self._path = path
         self._opened = opened
         self._done = False
@@ -220,14 +326,15 @@ class SpannedFile(TracedFile):
 
     def _end(self, end: int, close_start: int, error: bool) -> None:
         self._done = True
-        args: dict[str, Any] = {"scheme": self._scheme, "path": self._path}
-        for op, totals in (("read", self._rs), ("write", self._ws)):
-            if totals is not None:
-                totals.compact()
-                args[f"{op}s"] = totals.count
-                args[f"{op}_bytes"] = totals.nbytes
-                args[f"{op}_seconds"] = totals.ns / 1e9
+        totals = []
+        for stats in (self._rs, self._ws):
+            if stats is not None:
+                stats.compact()
+                totals.append((stats.count, stats.nbytes, stats.ns))
+            else:
+                totals.append(None)
         if self._ws is not None:
             self._rec.op(self._scheme, "close", end - close_start, 0, error, self._path, 0,
-                         self._st)
-        self._rec.span(self._st, "file", "file", end - self._opened, args, end)
+                         self._st, fs=self._fs)
+        self._rec.span(self._st, "file", "file", end - self._opened,
+                       (file_span_args, self._scheme, self._fs, self._path, *totals), end)

@@ -15,7 +15,7 @@ from time import perf_counter_ns
 from typing import Any
 
 from . import hook
-from .files import SpannedFile, TracedFile
+from .files import CountedReader, SpannedFile, SpannedReader, TracedFile, start_span
 from .recorder import Recorder, ThreadState
 from .stats import RAW_LIMIT
 
@@ -43,7 +43,7 @@ def instrument(cls: type) -> None:
         if original is None:
             continue
         _installed[(cls, name)] = cls.__dict__.get(name, _MISSING)
-        wrapper = _WRAPPERS.get(name, _plain)(name, original)
+        wrapper = _WRAPPERS.get(name, _plain)(cls, name, original)
         wrapper.__pfio_traced__ = True  # type: ignore[attr-defined]
         setattr(cls, name, wrapper)
 
@@ -77,18 +77,10 @@ def _scheme(fs: Any) -> str:
     return fs.scheme or type(fs).__name__.lower()
 
 
-def _describe(fs: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-    path = args[0] if args else kwargs.get("path", kwargs.get("src", ""))
-    try:
-        return fs._describe(str(path))
-    except Exception:  # noqa: BLE001 - a name for a span is never worth an error
-        return str(path)
-
-
 _UNSET: Any = object()  # an argument the caller left out
 
 
-def _plain(op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+def _plain(cls: type, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     # ``path`` is spelled out so that the common call, ``fs.stat(path)``, is passed on
     # without building an argument tuple
     @functools.wraps(fn)
@@ -114,7 +106,7 @@ def _plain(op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         st.depth = 0
         if rec.spans:
             retries, st.retries = st.retries, 0
-            rec.op(_scheme(self), op, ns, 0, False, _describe(self, (path,), {}), retries, st)
+            rec.op(_scheme(self), op, ns, 0, False, path, retries, st, fs=self)
         else:
             st.count((self.scheme or _scheme(self), op), ns)
         return result
@@ -122,18 +114,69 @@ def _plain(op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     return traced
 
 
-def _open(op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+def _local_reader(cls: type, fn: Callable[..., Any]) -> tuple[Any, Any] | None:
+    """``(os_path, build)`` where ``fn(fs, path, "rb")`` returns
+    ``build(os_path(fs, path))``, an ``io.BufferedReader`` that ``build(..., reader_class)``
+    makes as a subclass: the tracer then builds a reader that counts its own reads, with no
+    proxy in between (see ``Local.open``). None for other classes."""
+    local = getattr(fn, "local_reader", None)
+    if local is None or getattr(cls, local[0].__name__, None) is not local[0]:
+        return None  # (a subclass mapping paths its own way)
+    return local
+
+
+def _open(cls: type, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    local = _local_reader(cls, fn)
+    any_open = _any_open(op, fn)
+    if local is None:
+        return any_open
+    os_path, build = local
+    scheme = cls.scheme or cls.__name__.lower()  # as _scheme() names the class's instances
+
+    @functools.wraps(fn)
+    def traced(self: Any, path: Any, mode: Any = "rb", *args: Any, **kwargs: Any) -> Any:
+        # the hottest path of all: a local file opened "rb"
+        rec: Recorder | None = hook._recorder
+        if rec is None or rec.slow or mode != "rb" or args or kwargs:
+            return any_open(self, path, mode, *args, **kwargs)
+        try:
+            st = rec.tls.state
+        except AttributeError:
+            st = rec.state()
+        if st.depth:
+            return fn(self, path, mode)
+        spans = rec.spans
+        start = perf_counter_ns()
+        try:
+            f = build(os_path(self, path), SpannedReader if spans else CountedReader)
+        except BaseException:
+            _failed(rec, st, self, op, start, path)
+            raise
+        ns = perf_counter_ns() - start
+        raw, opens, f._rs = st.readers.get(scheme) or st.reader_stats(scheme)
+        raw.append(ns)  # no retries to add: building the reader sends no request
+        if len(raw) >= RAW_LIMIT:
+            opens.compact()
+        if spans:  # the file's span, open to close, comes when it is closed
+            start_span(f, st, scheme, rec, self, path, start)
+        return f
+
+    return traced
+
+
+def _any_open(op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def traced(self: Any, path: Any = _UNSET, mode: Any = _UNSET, *args: Any,
                **kwargs: Any) -> Any:
         rec: Recorder | None = hook._recorder
         if rec is None or args or kwargs or path is _UNSET or rec.slow:
-            f, start, url = _other_call(rec, op, fn, self, _pack(path, (mode, *args)), kwargs)
+            f, start, where = _other_call(rec, op, fn, self, _pack(path, (mode, *args)),
+                                          kwargs)
             if rec is None or start is None:
                 return f
             st = rec.state()
             if rec.spans:
-                return SpannedFile(f, st, _scheme(self), rec, url, start)
+                return SpannedFile(f, st, _scheme(self), rec, self, where, start)
             return TracedFile(f, st, _scheme(self))
         try:
             st = rec.tls.state
@@ -152,14 +195,9 @@ def _open(op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         ns = perf_counter_ns() - start
         st.depth = 0
         scheme = self.scheme or _scheme(self)
+        st.count((scheme, op), ns)
         if rec.spans:  # the file's span, open to close, comes when it is closed
-            st.count((scheme, op), ns)
-            return SpannedFile(f, st, scheme, rec, _describe(self, (path,), {}), start)
-        stats = st.ops.get((scheme, op))
-        if stats is None or st.retries or len(stats.raw) >= RAW_LIMIT:
-            st.count((scheme, op), ns)
-        else:
-            stats.raw.append(ns)  # st.count(), inlined: this is the hottest path
+            return SpannedFile(f, st, scheme, rec, self, path, start)
         return TracedFile(f, st, scheme, st.ops.get((scheme, "read")))
 
     return traced
@@ -177,7 +215,7 @@ def _other_call(rec: Recorder | None, op: str, fn: Callable[..., Any], fs: Any,
                 args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, int | None, Any]:
     """The calls off the fast path: tracing off, nested, torch marks wanted, or more
     arguments. Return the result, when the counted call started (None when it was not
-    counted) and its URL (at the spans level)."""
+    counted) and the path it was called on."""
     if rec is None:
         return fn(fs, *args, **kwargs), None, None
     st = rec.state()
@@ -186,19 +224,23 @@ def _other_call(rec: Recorder | None, op: str, fn: Callable[..., Any], fs: Any,
     return _call_slow(rec, st, op, fn, fs, args, kwargs)
 
 
+def _path_argument(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The path a filesystem call was given (its first argument)."""
+    return args[0] if args else kwargs.get("path", kwargs.get("src", ""))
+
+
 def _failed(rec: Recorder, st: ThreadState, fs: Any, op: str, start: int, path: Any) -> None:
     ns = perf_counter_ns() - start
     retries, st.retries = st.retries, 0
-    url = _describe(fs, (path,), {}) if rec.spans else None
-    rec.op(_scheme(fs), op, ns, 0, True, url, retries, st)
+    rec.op(_scheme(fs), op, ns, 0, True, path, retries, st, fs=fs)
 
 
 def _call_slow(rec: Recorder, st: ThreadState, op: str, fn: Callable[..., Any], fs: Any,
                args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, int, str | None]:
     """Call ``fn`` as a span (and a ``torch.profiler`` mark when asked); return its result,
-    when it started and the URL it was called on. A file opened without error gets no span
+    when it started and the path it was called on. A file opened without error gets no span
     of its own here: its span, open to close, comes when it is closed."""
-    path = _describe(fs, args, kwargs) if rec.spans else None
+    path = _path_argument(args, kwargs)
     mark = rec.record_function(f"pfio.{_scheme(fs)}.{op}") if rec.record_function else None
     if mark is not None:
         mark.__enter__()
@@ -212,26 +254,25 @@ def _call_slow(rec: Recorder, st: ThreadState, op: str, fn: Callable[..., Any], 
         st.depth = 0
         retries, st.retries = st.retries, 0
         rec.op(_scheme(fs), op, perf_counter_ns() - start, 0, error, path, retries, st,
-               keep_span=error or op != "open")
+               keep_span=error or op != "open", fs=fs)
         if mark is not None:
             mark.__exit__(None, None, None)
     return result, start, path
 
 
-def _list(op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+def _list(cls: type, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def traced(self: Any, *args: Any, **kwargs: Any) -> Any:
         rec: Recorder | None = hook._recorder
         if rec is None or rec.state().depth:
             return fn(self, *args, **kwargs)
-        path = _describe(self, args, kwargs) if rec.spans else None
-        return _timed_listing(rec, _scheme(self), op, path, fn, self, args, kwargs)
+        return _timed_listing(rec, _scheme(self), op, fn, self, args, kwargs)
 
     return traced
 
 
-def _timed_listing(rec: Recorder, scheme: str, op: str, path: str | None,
-                   fn: Callable[..., Any], fs: Any, args: tuple[Any, ...],
+def _timed_listing(rec: Recorder, scheme: str, op: str, fn: Callable[..., Any], fs: Any,
+                   args: tuple[Any, ...],
                    kwargs: dict[str, Any]) -> Iterator[Any]:
     """Yield what ``fn`` lists, counting only the time spent inside it (a listing is often
     lazy, and the caller's work between entries is not the filesystem's)."""
@@ -263,9 +304,10 @@ def _timed_listing(rec: Recorder, scheme: str, op: str, path: str | None,
         raise
     finally:
         retries, st.retries = st.retries, 0
-        rec.op(scheme, op, spent, 0, error, path, retries, st)
+        rec.op(scheme, op, spent, 0, error, _path_argument(args, kwargs), retries, st, fs=fs)
 
 
-_WRAPPERS: dict[str, Callable[[str, Callable[..., Any]], Callable[..., Any]]] = {
+# what wraps each operation: factory(class, operation, original method) -> wrapper
+_WRAPPERS: dict[str, Callable[[type, str, Callable[..., Any]], Callable[..., Any]]] = {
     "open": _open, "list": _list,
 }

@@ -2,7 +2,9 @@
 
 Each thread records into its own :class:`ThreadState` (no lock on the hot path); a snapshot
 adds the threads up. Spans are kept only at the ``"spans"`` detail level, up to
-:data:`MAX_SPANS` per thread (the rest are counted as dropped).
+:data:`MAX_SPANS` per thread (the rest are counted as dropped). A span keeps what its
+arguments are made of and builds them (URLs included) only when a trace is exported, see
+:func:`span_args`.
 """
 
 from __future__ import annotations
@@ -18,19 +20,23 @@ from .stats import RAW_LIMIT, CacheStats, Metrics, OpStats
 #: spans kept per thread; later ones are dropped (and counted)
 MAX_SPANS = 1_000_000
 
-# a span: (category, name, start ns, duration ns, args or None)
-Span = tuple[str, str, int, int, "dict[str, Any] | None"]
+# a span: (category, name, start ns, duration ns, args): args are None, a dict, or a
+# tuple (function, *values) that builds the dict at export (see span_args)
+Span = tuple[str, str, int, int, "dict[str, Any] | tuple[Any, ...] | None"]
 
 
 class ThreadState:
     """One thread's counts and spans, and the depth of the filesystem call it is in."""
 
-    __slots__ = ("depth", "retries", "ops", "requests", "caches", "spans", "tid", "name")
+    __slots__ = ("depth", "retries", "ops", "readers", "requests", "caches", "spans", "tid",
+                 "name")
 
     def __init__(self) -> None:
         self.depth = 0
         self.retries = 0
         self.ops: dict[tuple[str, str], OpStats] = {}
+        #: scheme -> (raw list of its opens, its opens, its reads) for the tracer's readers
+        self.readers: dict[str, tuple[list[int], OpStats, OpStats]] = {}
         self.requests: dict[tuple[str, str], OpStats] = {}
         self.caches: dict[str, CacheStats] = {}
         self.spans: list[Span] = []
@@ -43,6 +49,16 @@ class ThreadState:
         if stats is None:
             stats = self.ops[key] = OpStats()
         return stats
+
+    def reader_stats(self, scheme: str) -> tuple[list[int], OpStats, OpStats]:
+        """Where the opens and the reads of ``scheme``'s readers are counted (created at
+        the first open, so the reads may count zero calls), the raw durations of the opens
+        first (``OpStats.compact`` empties them in place)."""
+        found = self.readers.get(scheme)
+        if found is None:
+            opens = self.stats((scheme, "open"))
+            found = self.readers[scheme] = (opens.raw, opens, self.stats((scheme, "read")))
+        return found
 
     def count(self, key: tuple[str, str], ns: int) -> None:
         """Count one successful call of ``key`` that took ``ns`` (the hot path); retries
@@ -106,23 +122,16 @@ class Recorder:
     # -- recording -----------------------------------------------------------------------
 
     def op(self, scheme: str, op: str, ns: int, nbytes: int = 0, error: bool = False,
-           path: str | None = None, retries: int = 0, state: ThreadState | None = None,
-           keep_span: bool = True) -> None:
+           path: Any = None, retries: int = 0, state: ThreadState | None = None,
+           keep_span: bool = True, fs: Any = None) -> None:
         """Count one operation that ended now and took ``ns`` (and keep a span of it, at the
-        spans level, unless ``keep_span`` is false)."""
+        spans level, unless ``keep_span`` is false). ``path`` is a URL, or with ``fs`` a
+        path of that filesystem (described as a URL only if the trace is exported)."""
         st = state or self.state()
         st.stats((scheme, op)).add(ns, nbytes, error, retries)
         if self.spans and keep_span:
-            args: dict[str, Any] = {"scheme": scheme}
-            if path is not None:
-                args["path"] = path
-            if nbytes:
-                args["bytes"] = nbytes
-            if error:
-                args["error"] = True
-            if retries:
-                args["retries"] = retries
-            self.span(st, "fs" if scheme != "patch" else "patch", op, ns, args)
+            self.span(st, "fs" if scheme != "patch" else "patch", op, ns,
+                      (op_span_args, scheme, fs, path, nbytes, error, retries))
 
     def request(self, scheme: str, method: str, status: int | None, nbytes: int, ns: int,
                 attempts: int, error: bool, url: str | None) -> None:
@@ -179,7 +188,8 @@ class Recorder:
         """The counts of every thread added up."""
         total = Metrics(processes=[self.pid])
         for st in self.threads():
-            total.merge(Metrics(operations=dict(st.ops), requests=dict(st.requests),
+            operations = {key: stats for key, stats in list(st.ops.items()) if stats.count}
+            total.merge(Metrics(operations=operations, requests=dict(st.requests),
                                 caches=dict(st.caches)))
         return total
 
@@ -187,6 +197,53 @@ class Recorder:
         """A perf-counter time as microseconds since the epoch (Chrome trace ``ts``)."""
         wall0, perf0 = self.clock
         return (wall0 + perf_ns - perf0) / 1000
+
+
+def describe(fs: Any, path: Any) -> str | None:
+    """``fs``'s ``path`` as a URL (``path`` itself without ``fs``)."""
+    if path is None or fs is None:
+        return path
+    try:
+        return fs._describe(str(path))
+    except Exception:  # noqa: BLE001 - a name for a span is never worth an error
+        return str(path)
+
+
+def op_span_args(scheme: str, fs: Any, path: Any, nbytes: int, error: bool,
+                 retries: int) -> dict[str, Any]:
+    """The arguments of an operation's span."""
+    args: dict[str, Any] = {"scheme": scheme}
+    url = describe(fs, path)
+    if url is not None:
+        args["path"] = url
+    if nbytes:
+        args["bytes"] = nbytes
+    if error:
+        args["error"] = True
+    if retries:
+        args["retries"] = retries
+    return args
+
+
+def file_span_args(scheme: str, fs: Any, path: Any, reads: tuple[int, int, int] | None,
+                   writes: tuple[int, int, int] | None) -> dict[str, Any]:
+    """The arguments of a file's span: its reads and writes as (calls, bytes, nanoseconds),
+    None where it made none."""
+    args: dict[str, Any] = {"scheme": scheme, "path": describe(fs, path)}
+    for op, totals in (("read", reads), ("write", writes)):
+        if totals is not None:
+            calls, nbytes, ns = totals
+            args[f"{op}s"] = calls
+            args[f"{op}_bytes"] = nbytes
+            args[f"{op}_seconds"] = ns / 1e9
+    return args
+
+
+def span_args(args: dict[str, Any] | tuple[Any, ...] | None) -> dict[str, Any] | None:
+    """A span's arguments as a dict (built now if the span kept what they are made of)."""
+    if type(args) is tuple:
+        return args[0](*args[1:])
+    return args  # type: ignore[return-value]
 
 
 def torch_record_function() -> Any:

@@ -64,11 +64,13 @@ class OpStats:
             self.compact()
 
     def compact(self) -> None:
-        """Fold the raw durations into the histogram and the totals."""
-        raw, self.raw = self.raw, []
+        """Fold the raw durations into the histogram and the totals, and empty ``raw`` (in
+        place: hot paths may hold on to it)."""
+        raw = self.raw
         self.folded += len(raw)
         self.folded_ns += sum(raw)
         fold(self.hist, raw)
+        raw.clear()
 
     @property
     def count(self) -> int:

@@ -236,13 +236,22 @@ def test_a_failing_listing_counts_an_error(tracer):
     assert ops("mem")["list"].errors == 1
 
 
-def test_a_traced_file_passes_for_its_class(tracer, tmp_path):
+def test_a_traced_local_file_is_a_buffered_reader(tracer, tmp_path):
     import io
 
     (tmp_path / "c").write_bytes(b"x")
     with Local(tmp_path).open("c", "rb") as f:
         assert isinstance(f, io.BufferedReader)
+        assert f.name == str(tmp_path / "c") and f.mode == "rb"
+
+
+def test_a_traced_file_passes_for_its_class(tracer):
+    fs = MemoryFS("passes")
+    with fs.open("c", "wb") as f:
+        f.write(b"x")
+    with fs.open("c", "rb") as f:
         assert type(f).__name__ == "TracedFile"
+        assert isinstance(f, type(f._f))
 
 
 def test_a_listing_stopped_early_is_not_an_error(tracer, tmp_path):
