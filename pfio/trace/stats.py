@@ -7,6 +7,7 @@ by many processes merge into one summary.
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -17,13 +18,23 @@ from typing import Any
 _SUB = 16  # buckets per power of two
 #: latencies kept raw before they are folded into the histogram
 RAW_LIMIT = 4096
+_NUMPY_FROM = 64  # fewer durations than this fold faster without NumPy
 
 
 def fold(hist: dict[int, int], raw: list[int]) -> None:
     """Add durations ``raw`` (nanoseconds) to ``hist``: bucket ``b`` holds durations ``d``
-    with ``floor(16 * log2(d + 1)) == b`` (computed in C, one pass, no Python loop)."""
-    counts = Counter(map(int, map(mul, map(log2, map(add, raw, repeat(1))), repeat(_SUB))))
-    for index, n in counts.items():
+    with ``floor(16 * log2(d + 1)) == b``. Computed in C, with NumPy where the process has
+    already imported it (about 25 ns a duration), else with the standard library (100 ns)."""
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and len(raw) >= _NUMPY_FROM:
+        buckets = (numpy.log2(numpy.array(raw, dtype=numpy.float64) + 1) * _SUB)
+        counts = numpy.bincount(buckets.astype(numpy.int64))
+        found = numpy.flatnonzero(counts)
+        pairs: Any = zip(found.tolist(), counts[found].tolist(), strict=True)
+    else:
+        pairs = Counter(map(int, map(mul, map(log2, map(add, raw, repeat(1))),
+                                     repeat(_SUB)))).items()
+    for index, n in pairs:
         hist[index] = hist.get(index, 0) + n
 
 

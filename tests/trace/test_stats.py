@@ -65,3 +65,22 @@ def test_merging_metrics_of_processes():
 def test_a_malformed_dict_is_refused():
     with pytest.raises(ValueError, match="not pfio trace metrics"):
         Metrics.from_dict({"operations": [{"scheme": "x"}]})
+
+
+def test_folding_with_numpy_fills_the_same_buckets_as_without(monkeypatch):
+    import random
+    import sys
+
+    import numpy  # noqa: F401 - imported, so fold() uses it
+
+    from pfio.trace.stats import fold
+
+    rng = random.Random(6)
+    raw = [0, 1, 2, 3, 255, 256, 1 << 20, (1 << 40) - 1]
+    raw += [rng.randrange(1 << 36) for _ in range(5000)]
+    with_numpy = {}
+    fold(with_numpy, raw)
+    monkeypatch.setitem(sys.modules, "numpy", None)
+    without = {}
+    fold(without, raw)
+    assert with_numpy == without and sum(without.values()) == len(raw)
