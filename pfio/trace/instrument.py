@@ -3,8 +3,9 @@
 :func:`install` replaces ``open``, ``list``, ``stat``, ... on each FS subclass with a timed
 wrapper and :func:`uninstall` puts the originals back, so a disabled tracer costs nothing.
 Only the outermost call of a thread is counted (``exists`` calling ``stat`` is one
-``exists``). Files opened while tracing come back in a
-:class:`~pfio.trace.files.TracedFile`.
+``exists``). Files opened while tracing count their own reads and writes: local files
+opened ``"rb"`` are built as :class:`~pfio.trace.files.CountedReader` (an
+``io.BufferedReader``), other files come back in a :class:`~pfio.trace.files.TracedFile`.
 """
 
 from __future__ import annotations
