@@ -6,34 +6,38 @@ uploaded atomically on close). Local paths, ints and path objects reach the orig
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ..api import open_url
 from .machinery import PatchSpec, define_target
 from .targets import is_remote, note_written
 
-_OPEN_ARGS = ("mode", "buffering", "encoding", "errors", "newline")
 
+def _replace_open(original: Any) -> Any:
+    """``open`` that sends URLs to pfio and everything else, at the cost of one Python call,
+    to ``original``."""
 
-def _open(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    file = args[0] if args else kwargs.get("file")
-    # local paths leave at the first test: this runs on every open() of the process
-    if type(file) is not str or "://" not in file or not is_remote(file):
-        return wrapped(*args, **kwargs)
-    bound = dict(zip(("file",) + _OPEN_ARGS, args, strict=False))
-    bound.update(kwargs)
-    url = bound.pop("file")
-    bound.pop("closefd", None)
-    if bound.pop("opener", None) is not None:
-        raise ValueError(f"open(): 'opener' cannot be used with the URL {url!r}")
-    if bound.get("buffering") == -1:
-        del bound["buffering"]
-    if any(c in bound.get("mode", "r") for c in "wax+"):
-        note_written(url)
-    return open_url(url, **bound)
+    @functools.wraps(original)
+    def open(file: Any, mode: str = "r", buffering: int = -1, encoding: str | None = None,
+             errors: str | None = None, newline: str | None = None, closefd: bool = True,
+             opener: Any = None) -> Any:
+        # local paths leave at the first test: this runs on every open() of the process
+        if type(file) is not str or "://" not in file or not is_remote(file):
+            return original(file, mode, buffering, encoding, errors, newline, closefd, opener)
+        if opener is not None:
+            raise ValueError(f"open(): 'opener' cannot be used with the URL {file!r}")
+        if any(c in mode for c in "wax+"):
+            note_written(file)
+        options = {"encoding": encoding, "errors": errors, "newline": newline}
+        if buffering != -1:
+            options["buffering"] = buffering
+        return open_url(file, mode, **{k: v for k, v in options.items() if v is not None})
+
+    return open
 
 
 define_target("builtins", [
-    PatchSpec("builtins", "open", _open),
-    PatchSpec("io", "open", _open),
+    PatchSpec("builtins", "open", replace=_replace_open),
+    PatchSpec("io", "open", replace=_replace_open),
 ])

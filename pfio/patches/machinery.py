@@ -1,7 +1,8 @@
 """How patches are applied and removed: wrapt wrappers installed by post-import hooks.
 
 A *target* (``"cv2"``, ``"builtins"``, ...) is a list of :class:`PatchSpec`: an attribute of a
-module to wrap with a wrapt wrapper function. Applying a target registers a post-import hook for
+module to wrap with a wrapt wrapper function (or, for the hottest ones, to replace with a
+plain function built from the original). Applying a target registers a post-import hook for
 each module it touches, so the patch lands whether the library is imported before or after
 ``patch_all()``. Each attribute is wrapped at most once; removing a target puts back the very
 object that was there before.
@@ -31,12 +32,29 @@ Wrapper = Callable[[Callable[..., Any], Any, tuple, dict], Any]
 
 @dataclass(frozen=True)
 class PatchSpec:
-    """Wrap ``module.owner.name`` (``owner`` is a dotted path inside the module, or empty)."""
+    """Wrap ``module.owner.name`` (``owner`` is a dotted path inside the module, or empty)
+    with ``wrapper`` (a wrapt wrapper function), or replace it with ``replace(original)``:
+    a plain function costs less on every call than a wrapt wrapper (0.1 us against 0.4 us),
+    which counts for ``builtins.open``, called all over a process."""
 
     module: str
     name: str
-    wrapper: Wrapper
+    wrapper: Wrapper | None = None
     owner: str = ""
+    replace: Callable[[Any], Any] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.wrapper is None) == (self.replace is None):
+            raise ValueError(f"patch of {self.module}.{self.name}: give a wrapper or a "
+                             "replacement, one of them")
+
+    def patched(self, original: Any) -> Any:
+        """What stands in for ``original`` while the patch is on."""
+        import wrapt
+
+        if self.replace is not None:
+            return self.replace(original)
+        return wrapt.FunctionWrapper(original, self.wrapper)
 
 
 class _Installed:
@@ -116,8 +134,6 @@ def _install_module(name: str, module: ModuleType) -> None:
 
 
 def _install(module: ModuleType, spec: PatchSpec) -> None:
-    import wrapt
-
     key = (spec.module, spec.owner, spec.name)
     if key in _installed:
         return
@@ -128,7 +144,7 @@ def _install(module: ModuleType, spec: PatchSpec) -> None:
     if original is None:
         logger.debug("pfio patch: %s has no attribute %s; skipped", spec.module, spec.name)
         return
-    setattr(owner, spec.name, wrapt.FunctionWrapper(original, spec.wrapper))
+    setattr(owner, spec.name, spec.patched(original))
     _installed[key] = _Installed(owner, spec.name, original)
 
 

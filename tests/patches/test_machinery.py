@@ -99,7 +99,7 @@ def test_spawned_processes_inherit_patches(tmp_path):
             with mp.get_context("spawn").Pool(1) as pool:
                 print(*pool.map(report, [0])[0])
     """, tmp_path)
-    assert out == ["FunctionWrapper", "builtins,numpy"]
+    assert out == ["function", "builtins,numpy"]  # (unpatched: builtin_function_or_method)
 
 
 def test_patch_all_without_targets_patches_everything():

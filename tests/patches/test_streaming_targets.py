@@ -45,6 +45,26 @@ def test_open_keeps_local_paths_and_fds(tmp_path):
         assert f.read() == b"local"
 
 
+def test_open_passes_keywords_to_local_files(tmp_path):
+    patch_all("builtins")
+    path = tmp_path / "kw.txt"
+    with open(file=path, mode="w", encoding="utf-16", newline="\r\n") as f:
+        f.write("a\n")
+    assert path.read_bytes() == "a\r\n".encode("utf-16")
+    with open(path, "rb", buffering=0) as f:
+        assert isinstance(f, io.FileIO)
+
+
+def test_open_passes_keywords_to_urls(remote):
+    url, fs = remote
+    patch_all("builtins")
+    with open(file=f"{url}/kw.txt", mode="w", encoding="utf-16", newline="\r\n") as f:
+        f.write("a\n")
+    assert fs.open("kw.txt").read() == "a\r\n".encode("utf-16")
+    with open(f"{url}/kw.txt", encoding="utf-16", newline="") as f:
+        assert f.read() == "a\r\n"
+
+
 def test_open_rejects_an_opener_for_urls(remote):
     url, _ = remote
     patch_all("builtins")
