@@ -156,3 +156,72 @@ def test_a_file_that_is_not_parquet_is_a_value_error(request):
         f.write(b"not a parquet file at all")
     with pytest.raises(ValueError, match="not a Parquet file"):
         RowReader(url)
+
+
+def _open_fds():
+    import os
+
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.fixture
+def local_dataset(tmp_path):
+    url = str(tmp_path / "ds")
+    write_dataset(url, SCHEMA, (_row(i) for i in range(40)), row_group_size=5, rows_per_file=20)
+    return url
+
+
+def test_the_first_pass_reads_with_the_files_opened_for_the_footers(s3_env, s3_bucket):
+    from pfio import trace
+
+    url = f"s3://{s3_bucket}/ds"
+    write_dataset(url, SCHEMA, (_row(i) for i in range(40)), row_group_size=5, rows_per_file=20)
+
+    def opens():
+        return trace.metrics().operations[("s3", "open")].count
+
+    with trace.tracing():
+        reader = RowReader(url, columns=["id"])
+        assert len(list(reader)) == 40
+        first = opens()
+        trace.reset()
+        assert len(list(reader)) == 40
+        second = opens()
+    assert (first, second) == (2, 2)  # the second pass opens the 2 files again
+
+
+def test_a_reader_never_iterated_closes_its_files_when_dropped(local_dataset):
+    import gc
+
+    before = _open_fds()
+    reader = RowReader(local_dataset)
+    assert _open_fds() == before + 2
+    del reader
+    gc.collect()
+    assert _open_fds() == before
+
+
+def test_a_pass_closes_every_file(local_dataset):
+    before = _open_fds()
+    assert len(list(BatchReader(local_dataset, batch_size=7))) == 6
+    assert _open_fds() == before
+
+
+def test_a_file_that_is_not_parquet_leaves_no_file_open(local_dataset):
+    import os
+
+    with open(os.path.join(local_dataset, "part-9.parquet"), "wb") as f:
+        f.write(b"not parquet")
+    before = _open_fds()
+    with pytest.raises(ValueError, match="not a Parquet file"):
+        RowReader(local_dataset)
+    assert _open_fds() == before
+
+
+def test_a_pickled_reader_opens_its_own_files(local_dataset):
+    import pickle
+
+    reader = RowReader(local_dataset, columns=["id"])
+    copy = pickle.loads(pickle.dumps(reader))
+    assert sorted(r["id"] for r in copy) == list(range(40))
+    assert sorted(r["id"] for r in reader) == list(range(40))

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import posixpath
 import random
 import sys
 import threading
+import weakref
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -63,7 +65,9 @@ class ParquetReader:
         self.epoch = 0
         self.prefetch = prefetch
         self.files = _parquet_files(self.url)
-        self._metadata = _footers(self.files)
+        self._metadata, spare = _footers(self.files)
+        self._spare = _SpareFiles(spare)
+        weakref.finalize(self, self._spare.close)
         self.row_groups = [RowGroup(url, i, meta.row_group(i).num_rows)
                            for url, meta in self._metadata.items()
                            for i in range(meta.num_row_groups)]
@@ -87,10 +91,11 @@ class ParquetReader:
         """Arrow tables of this reader's row groups (filtered, rows shuffled if asked).
 
         Up to ``prefetch`` row groups are fetched ahead in background threads. Each file is
-        opened once per pass and shared by the threads; a row group costs one positional
+        opened once per pass and shared by the threads (the first pass in this process
+        starts with the files opened to read the footers); a row group costs one positional
         read of its column chunks, coalesced (one ranged GET on S3)."""
         rng = np.random.default_rng([self.seed, self.epoch, self.rank, _worker()[0]])
-        files = _OpenFiles()
+        files = _OpenFiles(self._spare.take())
         with files, ThreadPoolExecutor(max(1, self.prefetch), "pfio-parquet") as pool:
             pending: deque[Future[pa.Table]] = deque()
             groups = iter(self.my_row_groups())
@@ -174,12 +179,13 @@ class BatchReader(ParquetReader):
 
 
 class _OpenFiles:
-    """The files of one pass over a dataset, each opened on first use and shared by the
-    reading threads through positional reads; all closed at the end of the pass."""
+    """The files of one pass over a dataset (``opened``: those open already), each opened on
+    first use and shared by the reading threads through positional reads; all closed at the
+    end of the pass."""
 
-    def __init__(self) -> None:
+    def __init__(self, opened: dict[str, PositionalReader]) -> None:
         self._lock = threading.Lock()
-        self._readers: dict[str, PositionalReader] = {}
+        self._readers = opened
 
     def get(self, url: str) -> PositionalReader:
         with self._lock:
@@ -196,6 +202,31 @@ class _OpenFiles:
             readers, self._readers = self._readers, {}
         for reader in readers.values():
             reader.file.close()
+
+
+class _SpareFiles:
+    """Files opened to read their footers, kept for the first pass in this process (on S3,
+    opening a file again costs a request), closed by that pass or by :meth:`close`."""
+
+    def __init__(self, readers: dict[str, PositionalReader]) -> None:
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+        self._readers = readers
+
+    def take(self) -> dict[str, PositionalReader]:
+        """The files, now the caller's to close (none in a forked child: they are the
+        parent's)."""
+        with self._lock:
+            readers, self._readers = self._readers, {}
+        return readers if os.getpid() == self._pid else {}
+
+    def close(self) -> None:
+        """Close the files no pass took."""
+        for reader in self.take().values():
+            reader.file.close()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _SpareFiles, ({},)  # open files stay in the process that opened them
 
 
 def _stack(values: list[Any]) -> Any:
@@ -216,26 +247,51 @@ def _parquet_files(url: str) -> list[str]:
 
 #: bytes read from the end of a file for its footer (a larger footer costs a second read)
 FOOTER_GUESS = 64 << 10
+#: files whose footer reads stay open for the first pass, at most (the rest are closed)
+KEEP_OPEN = 64
 
 
-def _footers(files: list[str]) -> dict[str, pq.FileMetaData]:
+def _footers(files: list[str]) -> tuple[dict[str, pq.FileMetaData],
+                                        dict[str, PositionalReader]]:
     """The footer of each file, read once, files in parallel (row groups are then read
-    without it)."""
+    without it), and the first :data:`KEEP_OPEN` files, still open."""
     with ThreadPoolExecutor(min(16, len(files)), "pfio-parquet-footer") as pool:
-        return dict(zip(files, pool.map(_footer, files), strict=True))
+        futures = [pool.submit(_footer, url) for url in files]
+    metadata: dict[str, pq.FileMetaData] = {}
+    opened: dict[str, PositionalReader] = {}
+    error: BaseException | None = None
+    for url, future in zip(files, futures, strict=True):
+        try:
+            metadata[url], reader = future.result()
+        except Exception as exc:  # noqa: BLE001 - raised below, once every file is closed
+            error = error or exc
+            continue
+        if len(opened) < KEEP_OPEN and error is None:
+            opened[url] = reader
+        else:
+            reader.file.close()
+    if error is not None:
+        for reader in opened.values():
+            reader.file.close()
+        raise error
+    return metadata, opened
 
 
-def _footer(url: str) -> pq.FileMetaData:
-    """The footer of ``url``: one read of its tail (on S3 the request that opens the file)."""
-    with open_url(url, "rb", first_fetch=-FOOTER_GUESS) as f:
-        reader = PositionalReader(f)
+def _footer(url: str) -> tuple[pq.FileMetaData, PositionalReader]:
+    """The footer of ``url`` and the file, open: one read of its tail (on S3 the request
+    that opens the file)."""
+    reader = PositionalReader(open_url(url, "rb", first_fetch=-FOOTER_GUESS))
+    try:
         start, tail = reader.read_tail(FOOTER_GUESS)
         if len(tail) < 12 or tail[-4:] != b"PAR1":
             raise ValueError(f"{url} is not a Parquet file (no PAR1 at its end)")
         needed = int.from_bytes(tail[-8:-4], "little") + 8
         if needed > len(tail) and needed <= start + len(tail):
             tail = reader.read_at(start + len(tail) - needed, needed - len(tail)) + tail
-        return pq.read_metadata(pa.BufferReader(tail))
+        return pq.read_metadata(pa.BufferReader(tail)), reader
+    except BaseException:
+        reader.file.close()
+        raise
 
 
 def _worker() -> tuple[int, int]:
