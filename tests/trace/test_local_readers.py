@@ -94,6 +94,16 @@ def test_a_reader_becomes_one_span_with_its_totals_and_path(spans, data, tmp_pat
     assert span["dur"] >= args["read_seconds"] * 1e6
 
 
+def test_a_spanned_reader_counts_every_kind_of_read_in_its_span(spans, data, tmp_path):
+    with data.open("d.bin") as f:
+        f.read1(4)
+        f.readline()
+        f.readinto(bytearray(4))
+    [span] = file_spans(tmp_path)
+    assert (span["args"]["reads"], span["args"]["read_bytes"]) == (3, 13)
+    assert (reads().count, reads().bytes) == (3, 13)
+
+
 def test_a_reader_dropped_unclosed_still_becomes_a_span(spans, data, tmp_path):
     f = data.open("d.bin")
     f.read()
