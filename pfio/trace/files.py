@@ -19,7 +19,7 @@ from time import perf_counter_ns
 from types import TracebackType
 from typing import Any
 
-from .recorder import Recorder, ThreadState, file_span_args
+from .recorder import Recorder, ThreadState, describe, file_span_args
 from .stats import RAW_LIMIT, OpStats
 
 _buffered_read = io.BufferedReader.read
@@ -235,7 +235,7 @@ class SpannedReader(CountedReader):
     becomes one span, from open to close (``with``, ``close()``, or the finalizer of a
     reader dropped unclosed)."""
 
-    __slots__ = ("_st", "_scheme", "_rec", "_fs", "_path", "_opened", "_done", "_reads",
+    __slots__ = ("_st", "_scheme", "_rec", "_url", "_opened", "_done", "_reads",
                  "_read_bytes", "_read_ns")
 
     def read(self, size: int | None = -1) -> bytes:
@@ -262,21 +262,19 @@ class SpannedReader(CountedReader):
                 end = perf_counter_ns()
                 reads = (self._reads, self._read_bytes, self._read_ns)
                 self._rec.span(self._st, "file", "file", end - self._opened,
-                               (file_span_args, self._scheme, self._fs, self._path, reads,
-                                None), end)
+                               (file_span_args, self._scheme, self._url, reads, None), end)
             except (TypeError, AttributeError):  # interpreter shutdown: modules torn down
                 pass
 
 
-def start_span(f: SpannedReader, st: ThreadState, scheme: str, rec: Recorder, fs: Any,
-               path: Any, opened: int) -> None:
-    """Make ``f``, a reader built as a :class:`SpannedReader`, the file ``path`` of ``fs``
-    opened at ``opened`` (perf counter ns) in thread ``st``."""
+def start_span(f: SpannedReader, st: ThreadState, scheme: str, rec: Recorder, url: str,
+               opened: int) -> None:
+    """Make ``f``, a reader built as a :class:`SpannedReader`, the file ``url`` opened at
+    ``opened`` (perf counter ns) in thread ``st``."""
     f._st = st
     f._scheme = scheme
     f._rec = rec
-    f._fs = fs
-    f._path = path
+    f._url = url
     f._opened = opened
     f._done = False
     f._reads = f._read_bytes = f._read_ns = 0
@@ -286,14 +284,13 @@ class SpannedFile(TracedFile):
     """A :class:`TracedFile` at the ``"spans"`` level: it also keeps its own totals and
     becomes one span, from open to close (or to when it was dropped unclosed)."""
 
-    __slots__ = ("_rec", "_fs", "_path", "_opened", "_done")
+    __slots__ = ("_rec", "_url", "_opened", "_done")
 
     def __init__(self, f: Any, st: ThreadState, scheme: str, rec: Recorder, fs: Any,
                  path: Any, opened: int) -> None:
         super().__init__(f, st, scheme)
         self._rec = rec
-        self._fs = fs
-        self._path = path
+        self._url = describe(fs, path)
         self._opened = opened
         self._done = False
 
@@ -334,7 +331,7 @@ class SpannedFile(TracedFile):
             else:
                 totals.append(None)
         if self._ws is not None:
-            self._rec.op(self._scheme, "close", end - close_start, 0, error, self._path, 0,
-                         self._st, fs=self._fs)
+            self._rec.op(self._scheme, "close", end - close_start, 0, error, self._url, 0,
+                         self._st)
         self._rec.span(self._st, "file", "file", end - self._opened,
-                       (file_span_args, self._scheme, self._fs, self._path, *totals), end)
+                       (file_span_args, self._scheme, self._url, *totals), end)

@@ -149,7 +149,8 @@ def _open(cls: type, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         spans = rec.spans
         start = perf_counter_ns()
         try:
-            f = build(os_path(self, path), SpannedReader if spans else CountedReader)
+            name = os_path(self, path)  # also the URL of its span (local files have no scheme)
+            f = build(name, SpannedReader if spans else CountedReader)
         except BaseException:
             _failed(rec, st, self, op, start, path)
             raise
@@ -159,7 +160,7 @@ def _open(cls: type, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         if len(raw) >= RAW_LIMIT:
             opens.compact()
         if spans:  # the file's span, open to close, comes when it is closed
-            start_span(f, st, scheme, rec, self, path, start)
+            start_span(f, st, scheme, rec, name, start)
         return f
 
     return traced

@@ -3,7 +3,7 @@
 Each thread records into its own :class:`ThreadState` (no lock on the hot path); a snapshot
 adds the threads up. Spans are kept only at the ``"spans"`` detail level, up to
 :data:`MAX_SPANS` per thread (the rest are counted as dropped). A span keeps what its
-arguments are made of and builds them (URLs included) only when a trace is exported, see
+arguments are made of and builds their dict only when a trace is exported, see
 :func:`span_args`.
 """
 
@@ -126,12 +126,12 @@ class Recorder:
            keep_span: bool = True, fs: Any = None) -> None:
         """Count one operation that ended now and took ``ns`` (and keep a span of it, at the
         spans level, unless ``keep_span`` is false). ``path`` is a URL, or with ``fs`` a
-        path of that filesystem (described as a URL only if the trace is exported)."""
+        path of that filesystem (its span shows the URL)."""
         st = state or self.state()
         st.stats((scheme, op)).add(ns, nbytes, error, retries)
         if self.spans and keep_span:
             self.span(st, "fs" if scheme != "patch" else "patch", op, ns,
-                      (op_span_args, scheme, fs, path, nbytes, error, retries))
+                      (op_span_args, scheme, describe(fs, path), nbytes, error, retries))
 
     def request(self, scheme: str, method: str, status: int | None, nbytes: int, ns: int,
                 attempts: int, error: bool, url: str | None) -> None:
@@ -200,7 +200,8 @@ class Recorder:
 
 
 def describe(fs: Any, path: Any) -> str | None:
-    """``fs``'s ``path`` as a URL (``path`` itself without ``fs``)."""
+    """``fs``'s ``path`` as a URL (``path`` itself without ``fs``). Spans keep this string,
+    not the filesystem: a trace must not keep filesystems (and the files of archives) open."""
     if path is None or fs is None:
         return path
     try:
@@ -209,11 +210,10 @@ def describe(fs: Any, path: Any) -> str | None:
         return str(path)
 
 
-def op_span_args(scheme: str, fs: Any, path: Any, nbytes: int, error: bool,
+def op_span_args(scheme: str, url: str | None, nbytes: int, error: bool,
                  retries: int) -> dict[str, Any]:
     """The arguments of an operation's span."""
     args: dict[str, Any] = {"scheme": scheme}
-    url = describe(fs, path)
     if url is not None:
         args["path"] = url
     if nbytes:
@@ -225,11 +225,11 @@ def op_span_args(scheme: str, fs: Any, path: Any, nbytes: int, error: bool,
     return args
 
 
-def file_span_args(scheme: str, fs: Any, path: Any, reads: tuple[int, int, int] | None,
+def file_span_args(scheme: str, url: str | None, reads: tuple[int, int, int] | None,
                    writes: tuple[int, int, int] | None) -> dict[str, Any]:
     """The arguments of a file's span: its reads and writes as (calls, bytes, nanoseconds),
     None where it made none."""
-    args: dict[str, Any] = {"scheme": scheme, "path": describe(fs, path)}
+    args: dict[str, Any] = {"scheme": scheme, "path": url}
     for op, totals in (("read", reads), ("write", writes)):
         if totals is not None:
             calls, nbytes, ns = totals

@@ -120,3 +120,23 @@ def test_an_unclosed_file_still_becomes_a_span(spans):
     assert fs.open("u", "rb").read() == b"abc"
     reads = trace.metrics().operations[("mem", "read")]
     assert (reads.count, reads.bytes) == (1, 3)
+
+
+def test_spans_do_not_keep_their_filesystems_alive(spans, tmp_path):
+    import gc
+    import weakref
+
+    (tmp_path / "k").write_bytes(b"x")
+    fs = Local(tmp_path)
+    fs.stat("k")
+    with fs.open("k") as f:
+        f.read()
+    alive = weakref.ref(fs)
+    del fs
+    gc.collect()
+    assert alive() is None
+    out = tmp_path / "t.json"
+    trace.export_chrome_trace(out)
+    paths = {e["args"]["path"] for e in json.loads(out.read_text())["traceEvents"]
+             if e["ph"] == "X"}
+    assert paths == {str(tmp_path / "k")}
