@@ -8,12 +8,16 @@ multipart copy above 5 GiB) followed by a delete.
 from __future__ import annotations
 
 import errno
+import logging
 import posixpath
 import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from .._uri import is_relative_name
 from .stat import FileStat
+
+logger = logging.getLogger(__name__)
 
 #: the largest object one CopyObject request may copy
 COPY_LIMIT = 5 << 30
@@ -94,10 +98,14 @@ class S3Operations:
         skip = len(prefix)
         for page in self._pages(prefix, None if recursive else "/"):
             for common in page.get("CommonPrefixes", ()):
+                if not self._nameable(common["Prefix"], skip):
+                    continue
                 name = common["Prefix"][skip:].rstrip("/")
                 yield name, FileStat.directory(name)
             for obj in page.get("Contents", ()):
                 name = obj["Key"][skip:]
+                if name and not self._nameable(obj["Key"], skip):
+                    continue
                 if recursive:
                     yield from _implied_dirs(name, seen_dirs)
                 if not name or name.endswith("/"):
@@ -105,6 +113,17 @@ class S3Operations:
                 yield name, FileStat(name, obj["Size"],
                                      last_modified=obj["LastModified"].timestamp(),
                                      etag=obj.get("ETag", "").strip('"'))
+
+    def _nameable(self, key: str, skip: int) -> bool:
+        """Whether the listed ``key`` has a name pfio opens it by: a key with an empty,
+        ``.`` or ``..`` component below the listed prefix (``data//x``, ``data/../x``) would
+        open another object (names are normalised), or land outside the directory a
+        recursive copy writes to, so it is skipped with a warning."""
+        if is_relative_name(key[skip:]):
+            return True
+        logger.warning("%s: skipping a key with an empty, '.' or '..' path component (pfio "
+                       "cannot open it by its name)", self._url(key))
+        return False
 
     def remove(self, path: str, recursive: bool = False) -> None:
         """Remove the object ``path``, or with ``recursive`` everything under ``path/``.
