@@ -141,3 +141,10 @@ def test_pack_refuses_a_source_listing_names_outside(verbatim, tmp_path, capsys,
     assert main(["pack", "-q", "verbatim://store/", str(archive)]) == 1
     assert "refusing to copy" in capsys.readouterr().err
     assert not archive.exists()
+
+
+def test_s3_a_prefix_holding_only_skipped_keys_lists_empty(client, s3_bucket):
+    client.put_object(Bucket=s3_bucket, Key="data/x/../y.txt", Body=b"y")
+    with pfio.from_url(f"s3://{s3_bucket}/data") as fs:
+        assert fs.isdir("x")
+        assert list(fs.list("x")) == []
