@@ -148,3 +148,37 @@ def test_s3_a_prefix_holding_only_skipped_keys_lists_empty(client, s3_bucket):
     with pfio.from_url(f"s3://{s3_bucket}/data") as fs:
         assert fs.isdir("x")
         assert list(fs.list("x")) == []
+
+
+HOSTILE_MEMBERS = {"top/ok.txt": b"ok", "top/../../../evil.txt": b"evil",
+                   "top//abs/evil2.txt": b"evil2", "/top/x/../../../../evil3.txt": b"evil3"}
+
+
+def _hostile_zip(path) -> None:
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in HOSTILE_MEMBERS.items():
+            zf.writestr(name, data)
+
+
+def _hostile_tar(path) -> None:
+    import io
+    import tarfile
+
+    with tarfile.open(path, "w") as tf:
+        for name, data in HOSTILE_MEMBERS.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+
+
+@pytest.mark.parametrize("make, name", [(_hostile_zip, "a.zip"), (_hostile_tar, "a.tar")])
+def test_cp_r_out_of_an_archive_stays_inside_the_destination(tmp_path, make, name):
+    """Archives normalise member names (with a warning): ``top/../../../evil.txt`` is
+    ``evil.txt``, outside ``top``; nothing lands outside the destination."""
+    make(tmp_path / name)
+    dest = tmp_path / "dest"
+    assert main(["cp", "-r", "-q", str(tmp_path / name / "top"), str(dest)]) == 0
+    assert _files_under(dest) == {"ok.txt": b"ok", "abs/evil2.txt": b"evil2"}
+    assert sorted(os.listdir(tmp_path)) == sorted([name, "dest"])
