@@ -193,7 +193,7 @@ class FsspecFS(FS):
         prefix = b""
         if mode.kind == "a" and self.fs.exists(full):
             prefix = self.fs.cat_file(full)
-        sink = _FsspecSink(self, full, prefix)
+        sink = _FsspecSink(self, full, prefix, self._where(path))
         return atomic_writer(sink, mode, buffering, encoding, errors, newline)
 
     def list(self, path: str = "", recursive: bool = False,
@@ -249,8 +249,11 @@ def _stat_of(name: str, info: dict[str, Any]) -> FileStat:
 
 
 class _FsspecSink(AtomicSink):
-    def __init__(self, fs: FsspecFS, path: str, prefix: bytes) -> None:
-        super().__init__(fs._where(path))
+    """Buffers a file in memory; stores it at ``path`` of ``fs`` with one ``pipe_file`` on
+    commit. ``name`` is what errors and the file's repr call it."""
+
+    def __init__(self, fs: FsspecFS, path: str, prefix: bytes, name: str) -> None:
+        super().__init__(name)
         self._fs = fs
         self._path = path
         self._buffer = io.BytesIO()

@@ -35,6 +35,7 @@ def test_errors_name_the_url_without_its_query():
 def test_writer_and_stat_names():
     with pfio.open_url(URL, "wb") as f:
         assert_clean(repr(f))
+        assert "memory://presigned/obj.bin?" in repr(f)
         f.write(b"data")
     fs = pfio.from_url(URL.rsplit("/", 1)[0])
     name = URL.rsplit("/", 1)[1]
