@@ -161,3 +161,17 @@ def container_kind(name: str) -> str | None:
         if lowered.endswith(suffix) and len(lowered) > len(suffix):
             return kind
     return None
+
+
+def is_relative_name(name: str) -> bool:
+    """True when ``name`` is a relative path whose every component is a real name: not
+    empty, not ``.`` or ``..``, no leading ``/`` (one trailing ``/`` may mark a directory).
+
+    Such a name, joined to a directory, names a path inside that directory and nowhere
+    else; it is also its own normal form, so every filesystem opens it as it is listed.
+
+    >>> is_relative_name("img/0001.jpg"), is_relative_name("a//b"), is_relative_name("../x")
+    (True, False, False)
+    """
+    body = name[:-1] if name.endswith("/") else name
+    return bool(body) and all(part not in ("", ".", "..") for part in body.split("/"))

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from .. import __version__
 from ..demo.run import add_demo_parser
 from ..trace.cli import add_trace_parser
+from ..trace.redact import RedactingFilter
 from .common import UsageError, describe_error
 
 _DESCRIPTION = """\
@@ -88,8 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pfio", description=_DESCRIPTION, epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"pfio {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="log what pfio does (to standard error)")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="log what pfio does (to standard error); -vv logs what the "
+                             "libraries below it do too (botocore, urllib3, ...). "
+                             "Credentials and signatures are redacted")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub = {}
     for name, (summary, description, examples) in _COMMANDS.items():
@@ -134,8 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
-                        format="pfio: %(levelname)s: %(message)s")
+    _configure_logging(args.verbose)
     try:
         return _run(args)
     except UsageError as e:
@@ -167,6 +169,19 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "cp":
         return transfer.cp(args.src, args.dst, recursive=args.recursive, quiet=args.quiet)
     return transfer.pack(args.src, args.dst, quiet=args.quiet, compression=args.compression)
+
+
+def _configure_logging(verbosity: int) -> None:
+    """Log to standard error: warnings; with ``-v`` pfio's debug messages too, with ``-vv``
+    every library's. Every line goes through :class:`~pfio.trace.redact.RedactingFilter`, so
+    no access key id, session token, signature or presigned query string is printed."""
+    logging.basicConfig(level=logging.DEBUG if verbosity > 1 else logging.WARNING,
+                        format="pfio: %(levelname)s: %(message)s")
+    if verbosity:
+        logging.getLogger("pfio").setLevel(logging.DEBUG)
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(RedactingFilter())
 
 
 def _silence_stdout() -> None:

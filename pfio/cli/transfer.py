@@ -5,7 +5,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from .._uri import URI, container_kind, parse_uri
+from .._uri import URI, container_kind, is_relative_name, parse_uri
 from ..api import from_url
 from ..fs.base import FS
 from .common import UsageError, copy_file, locate, progress
@@ -20,6 +20,8 @@ def cp(src: str, dst: str, recursive: bool = False, quiet: bool = False) -> int:
     Raises:
         FileNotFoundError: ``src`` does not exist.
         IsADirectoryError: ``src`` is a directory and ``recursive`` is false.
+        ValueError: ``src`` lists a name that would land outside ``dst`` (see
+            :func:`check_names`); nothing is copied then.
     """
     src_fs, src_name = locate(src)
     with src_fs:
@@ -32,14 +34,15 @@ def cp(src: str, dst: str, recursive: bool = False, quiet: bool = False) -> int:
             if dst_fs.isdir(dst_name):
                 target = posixpath.join(dst_name, posixpath.basename(src_name))
             if is_dir:
-                _copy_tree(src_fs.subfs(src_name), dst_fs, target, quiet)
+                _copy_tree(src_fs.subfs(src_name), dst_fs, target, quiet, (src, dst))
             else:
                 copy_file(src_fs, src_name, dst_fs, target)
     return 0
 
 
-def _copy_tree(src: FS, dst: FS, target: str, quiet: bool) -> None:
+def _copy_tree(src: FS, dst: FS, target: str, quiet: bool, urls: tuple[str, str]) -> None:
     entries = sorted(src.list("", recursive=True))
+    check_names(entries, *urls)
     if target:
         dst.makedirs(target, exist_ok=True)
     for name in progress(entries, len(entries), "cp", quiet):
@@ -59,6 +62,8 @@ def pack(src: str, dst: str, quiet: bool = False, compression: str | None = None
         UsageError: ``dst`` does not end in ``.zip`` or ``.tar``, or ``compression`` is given
             for a tar archive.
         NotADirectoryError: ``src`` is not a directory.
+        ValueError: ``src`` lists a name that would unpack outside the archive's directory
+            (see :func:`check_names`); no archive is written then.
     """
     kind = container_kind(posixpath.basename(parse_uri(dst).path.rstrip("/")))
     if kind is None:
@@ -71,6 +76,7 @@ def pack(src: str, dst: str, quiet: bool = False, compression: str | None = None
         inside = _relative_inside(parse_uri(dst), parse_uri(src))
         entries = sorted((st for st in src_fs.list("", recursive=True, detail=True)
                           if st.filename != inside), key=lambda st: st.filename)
+        check_names([st.filename for st in entries], src, dst)
         dst_fs, dst_name = locate(dst)
         with dst_fs:
             options: dict[str, Any] = {} if compression is None else {"compression": compression}
@@ -82,6 +88,25 @@ def pack(src: str, dst: str, quiet: bool = False, compression: str | None = None
                     else:
                         copy_file(src_fs, st.filename, archive, st.filename, size=st.size)
     return 0
+
+
+def check_names(names: list[str], src: str, dst: str) -> None:
+    """Refuse a recursive copy from ``src`` to ``dst`` (before anything is written) when a
+    name listed under ``src`` is not a plain relative path (:func:`pfio._uri.is_relative_name`):
+    joined to ``dst``, a leading ``/`` or a ``..`` component would land outside it, and an
+    empty or ``.`` component would name another file than the one listed.
+
+    pfio's own filesystems never list such names (archives normalise member names, S3 skips
+    such keys with a warning); this guards the copy against any other filesystem.
+
+    Raises:
+        ValueError: naming ``src``, the first such name and how many there are.
+    """
+    bad = [name for name in names if not is_relative_name(name)]
+    if bad:
+        raise ValueError(f"{src}: refusing to copy to {dst}: {len(bad)} listed name(s) would "
+                         f"land outside it or name another file, e.g. {bad[0]!r} (an empty, "
+                         "'.' or '..' component, or a leading '/')")
 
 
 def _relative_inside(path: URI, directory: URI) -> str | None:

@@ -8,10 +8,11 @@ is returned as an in-memory file; a larger one is streamed in chunks and is seek
 
 Compressed tar (``.tar.gz``/``.tgz``, or any archive starting with the gzip magic bytes):
 read-only and sequential by nature. Opening decompresses the whole archive once to build
-the index (nothing is kept but the index); reading a member decompresses the archive from
-its start up to the member, so each member read costs O(archive size) and a backward seek
-in a streamed member starts again from the archive's start. For random access, use an
-uncompressed tar (or a zip).
+the index (nothing is kept but the index) and checks the gzip trailer (CRC-32 and length),
+so a corrupt archive fails to open; reading a member decompresses the archive from its start
+up to the member (a read that ends near the end of the archive checks the trailer again), so
+each member read costs O(archive size) and a backward seek in a streamed member starts again
+from the archive's start. For random access, use an uncompressed tar (or a zip).
 
 Writing (``mode="w"``): a new archive is streamed to ``backend.open(path, "wb")`` and
 published when the archive is closed (see :mod:`pfio.containers.tar_writer`); a name ending
@@ -31,7 +32,7 @@ from ..fs.base import FS
 from ..fs.modes import Mode
 from ..fs.writers import MemoryReader
 from .base import ArchiveFS, ArchiveIndex, Entry
-from .tar_index import DECODE_ERRORS, Member, Unreadable, decode_error, scan
+from .tar_index import DECODE_ERRORS, Member, Unreadable, decode_error, read_to_end, scan
 from .tar_io import RangeReader, ReadAt
 from .tar_writer import TarWriter
 
@@ -41,6 +42,10 @@ __all__ = ["Tar", "ArchiveError"]
 
 GZIP_MAGIC = b"\x1f\x8b"
 GZIP_SUFFIXES = (".tar.gz", ".tgz")
+
+#: a compressed member read ending this close to the end of the archive's data reads on
+#: to the end, so that the gzip trailer checks what was decompressed
+VERIFY_TAIL = 64 << 10
 
 
 class Tar(ArchiveFS):
@@ -87,6 +92,7 @@ class Tar(ArchiveFS):
         self.whole_member_limit = whole_member_limit
         self.stream_chunk_size = stream_chunk_size
         self.compressed = False
+        self._data_size = 0  # compressed archives: the length of the decompressed data
         self._writer: TarWriter | None = None
         if mode == "w":
             self.compressed = file_path.endswith(GZIP_SUFFIXES)
@@ -108,7 +114,9 @@ class Tar(ArchiveFS):
             if not self.compressed:
                 return scan(scanner, self._label)  # type: ignore[arg-type]
             with gzip.GzipFile(fileobj=scanner, mode="rb") as stream:
-                return scan(stream, self._label)  # type: ignore[arg-type]
+                index = scan(stream, self._label)  # type: ignore[arg-type]
+                self._data_size = read_to_end(stream, self._label)  # type: ignore[arg-type]
+                return index
 
     def _open_member(self, entry: Entry, buffering: int) -> IO[bytes]:
         info = entry.info
@@ -150,13 +158,18 @@ class Tar(ArchiveFS):
         scanner = RangeReader(self._read_at, archive=self._label,
                               max_chunk=self.stream_chunk_size)
         stream = gzip.GzipFile(fileobj=scanner, mode="rb")
+        end = info.offset + info.size
+        verify = self._data_size - end <= VERIFY_TAIL
 
         def read_at(offset: int, size: int) -> bytes:
             try:
                 stream.seek(offset)
-                return stream.read(size)
+                data = stream.read(size)
             except DECODE_ERRORS as exc:
                 raise decode_error(self._label, exc) from exc
+            if verify and offset + len(data) == end:
+                read_to_end(stream, self._label)  # type: ignore[arg-type]
+            return data
 
         def close() -> None:
             stream.close()

@@ -58,6 +58,22 @@ def decode_error(archive: str, exc: BaseException) -> ArchiveError:
     return ArchiveError(f"{archive}: corrupt compressed archive ({exc})")
 
 
+def read_to_end(stream: IO[bytes], archive: str, chunk: int = 1 << 20) -> int:
+    """Read the decompressing ``stream`` to its end, so that :mod:`gzip` checks the trailer
+    of every gzip member (the CRC-32 and length of its data: without it a flipped byte in
+    the compressed data reads as wrong data, silently); return the stream's position.
+
+    Raises:
+        ArchiveError: the data does not match its trailer, is cut short or corrupt.
+    """
+    try:
+        while stream.read(chunk):
+            pass
+        return stream.tell()
+    except DECODE_ERRORS as exc:
+        raise decode_error(archive, exc) from exc
+
+
 class _LastRead:
     """A file object that remembers the last block read from it (the header at which
     :mod:`tarfile` stopped, so that the end of the archive can be checked without seeking

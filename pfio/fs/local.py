@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import io
+import logging
 import os
 import secrets
 import shutil
@@ -20,6 +21,8 @@ from .base import FS
 from .modes import Mode
 from .stat import FileStat
 from .writers import AtomicSink, atomic_writer
+
+logger = logging.getLogger(__name__)
 
 _STAT_FIELDS = (
     ("last_accessed", "st_atime"),
@@ -164,12 +167,19 @@ class Local(FS):
         yield from self._walk(top, "", detail)
 
     def _walk(self, top: str, prefix: str, detail: bool) -> Iterator[Any]:
+        """Everything below ``top``, as ``os.walk`` finds it: symbolic links to directories
+        are not followed (a loop would never end, a link to ``/etc`` would pull outside
+        files into a copy or an archive); they are left out, with a warning."""
         with os.scandir(top) as it:
             entries = list(it)
         for entry in entries:
             name = prefix + entry.name
+            if entry.is_symlink() and entry.is_dir():
+                logger.warning("%s: skipped: a symbolic link to a directory (recursive "
+                               "listings do not follow them)", os.path.normpath(entry.path))
+                continue
             yield _entry(entry, name, detail)
-            if entry.is_dir():
+            if entry.is_dir(follow_symlinks=False):
                 yield from self._walk(entry.path, name + "/", detail)
 
     def stat(self, path: str) -> FileStat:
@@ -207,7 +217,10 @@ class Local(FS):
 
 def _entry(entry: os.DirEntry[str], name: str, detail: bool) -> Any:
     if detail:
-        return local_stat(entry.stat(), name)
+        try:
+            return local_stat(entry.stat(), name)
+        except FileNotFoundError:  # a dangling symbolic link: the link itself
+            return local_stat(entry.stat(follow_symlinks=False), name)
     return name + "/" if entry.is_dir() else name
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..trace import hook
+from ..trace.redact import redact
 
 logger = logging.getLogger(__name__)
 
@@ -69,8 +70,8 @@ def translate(exc: BaseException, url: str, attempts: int = 1) -> OSError:
         if code in _DENIED or status == 403:
             return PermissionError(errno.EACCES, f"access denied ({code})", url)
         what = f"S3 error {code} (HTTP {status})"
-    else:
-        what = f"{type(exc).__name__}: {exc}"
+    else:  # its text may name the request's URL, with a presigned query string
+        what = f"{type(exc).__name__}: {redact(str(exc))}"
     tries = f" after {attempts} attempts" if attempts > 1 else ""
     return OSError(errno.EIO, f"{what}{tries}", url)
 
@@ -108,8 +109,8 @@ class Attempts:
             raise translate(exc, self.url, self.count) from exc
         pause = self.policy.delay(self.count - 1)
         logger.debug("%s %s failed (%s: %s), attempt %d of %d; retrying in %.3fs", self.what,
-                     self.url, type(exc).__name__, exc, self.count, self.policy.max_attempts,
-                     pause)
+                     self.url, type(exc).__name__, redact(str(exc)), self.count,
+                     self.policy.max_attempts, pause)
         time.sleep(pause)
 
 

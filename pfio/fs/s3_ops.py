@@ -8,12 +8,16 @@ multipart copy above 5 GiB) followed by a delete.
 from __future__ import annotations
 
 import errno
+import logging
 import posixpath
 import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from .._uri import is_relative_name
 from .stat import FileStat
+
+logger = logging.getLogger(__name__)
 
 #: the largest object one CopyObject request may copy
 COPY_LIMIT = 5 << 30
@@ -76,35 +80,50 @@ class S3Operations:
         """
         key = self._key(path)
         prefix = key if not key or key.endswith("/") else key + "/"
-        found = False
-        for item in self._walk(prefix, recursive):
-            found = True
-            name, stat = item
-            if detail:
-                yield stat
-            else:
-                yield name + "/" if stat.isdir() else name
+        found = False  # anything under the prefix, listed or not (a marker, a skipped key)
+        seen_dirs: set[str] = set()
+        for page in self._pages(prefix, None if recursive else "/"):
+            found = found or bool(page.get("Contents") or page.get("CommonPrefixes"))
+            for name, stat in self._entries(page, len(prefix), recursive, seen_dirs):
+                if detail:
+                    yield stat
+                else:
+                    yield name + "/" if stat.isdir() else name
         if not found and key.rstrip("/") != self.root:
             if self._head(key.rstrip("/")) is not None:
                 raise NotADirectoryError(errno.ENOTDIR, "not a directory", self._url(key))
             raise FileNotFoundError(errno.ENOENT, "no such prefix", self._url(prefix))
 
-    def _walk(self, prefix: str, recursive: bool) -> Iterator[tuple[str, FileStat]]:
-        seen_dirs: set[str] = set()
-        skip = len(prefix)
-        for page in self._pages(prefix, None if recursive else "/"):
-            for common in page.get("CommonPrefixes", ()):
-                name = common["Prefix"][skip:].rstrip("/")
-                yield name, FileStat.directory(name)
-            for obj in page.get("Contents", ()):
-                name = obj["Key"][skip:]
-                if recursive:
-                    yield from _implied_dirs(name, seen_dirs)
-                if not name or name.endswith("/"):
-                    continue  # a directory marker object
-                yield name, FileStat(name, obj["Size"],
-                                     last_modified=obj["LastModified"].timestamp(),
-                                     etag=obj.get("ETag", "").strip('"'))
+    def _entries(self, page: dict[str, Any], skip: int, recursive: bool,
+                 seen_dirs: set[str]) -> Iterator[tuple[str, FileStat]]:
+        """The names (``skip`` characters of prefix off each key) and stats of one page."""
+        for common in page.get("CommonPrefixes", ()):
+            if not self._nameable(common["Prefix"], skip):
+                continue
+            name = common["Prefix"][skip:].rstrip("/")
+            yield name, FileStat.directory(name)
+        for obj in page.get("Contents", ()):
+            name = obj["Key"][skip:]
+            if name and not self._nameable(obj["Key"], skip):
+                continue
+            if recursive:
+                yield from _implied_dirs(name, seen_dirs)
+            if not name or name.endswith("/"):
+                continue  # a directory marker object
+            yield name, FileStat(name, obj["Size"],
+                                 last_modified=obj["LastModified"].timestamp(),
+                                 etag=obj.get("ETag", "").strip('"'))
+
+    def _nameable(self, key: str, skip: int) -> bool:
+        """Whether the listed ``key`` has a name pfio opens it by: a key with an empty,
+        ``.`` or ``..`` component below the listed prefix (``data//x``, ``data/../x``) would
+        open another object (names are normalised), or land outside the directory a
+        recursive copy writes to, so it is skipped with a warning."""
+        if is_relative_name(key[skip:]):
+            return True
+        logger.warning("%s: skipping a key with an empty, '.' or '..' path component (pfio "
+                       "cannot open it by its name)", self._url(key))
+        return False
 
     def remove(self, path: str, recursive: bool = False) -> None:
         """Remove the object ``path``, or with ``recursive`` everything under ``path/``.

@@ -36,6 +36,7 @@ from ..fs.base import FS
 from ..fs.modes import Mode
 from ..fs.stat import FileStat
 from ..fs.writers import AtomicSink, atomic_writer
+from ..trace.redact import redact
 
 
 def pfio_url(path: str) -> str:
@@ -163,7 +164,12 @@ class FsspecFS(FS):
         return {**self.__dict__, "_fs": None}
 
     def __repr__(self) -> str:
-        return f"FsspecFS({self.scheme!r}, root={self.root!r})"
+        return f"FsspecFS({self.scheme!r}, root={redact(self.root)!r})"
+
+    def _where(self, path: str) -> str:
+        """``path`` as errors name it: its URL without credentials or a presigned query
+        string (``https://`` URLs may carry both)."""
+        return redact(self._describe(path))
 
     def _path(self, path: str) -> str:
         joined = posixpath.join(self.root, path) if path else self.root
@@ -177,26 +183,26 @@ class FsspecFS(FS):
         if mode.kind == "r":
             try:
                 if self.fs.isdir(full):
-                    raise IsADirectoryError(errno.EISDIR, "is a directory", self._describe(path))
+                    raise IsADirectoryError(errno.EISDIR, "is a directory", self._where(path))
                 return self.fs.open(full, "rb")
             except FileNotFoundError:
                 raise FileNotFoundError(errno.ENOENT, "no such file",
-                                        self._describe(path)) from None
+                                        self._where(path)) from None
         if mode.kind == "x" and self.fs.exists(full):
-            raise FileExistsError(errno.EEXIST, "file exists", self._describe(path))
+            raise FileExistsError(errno.EEXIST, "file exists", self._where(path))
         prefix = b""
         if mode.kind == "a" and self.fs.exists(full):
             prefix = self.fs.cat_file(full)
-        sink = _FsspecSink(self, full, prefix)
+        sink = _FsspecSink(self, full, prefix, self._where(path))
         return atomic_writer(sink, mode, buffering, encoding, errors, newline)
 
     def list(self, path: str = "", recursive: bool = False,
              detail: bool = False) -> Iterator[Any]:
         top = self._path(path)
         if not self.fs.exists(top):
-            raise FileNotFoundError(errno.ENOENT, "no such directory", self._describe(path))
+            raise FileNotFoundError(errno.ENOENT, "no such directory", self._where(path))
         if not self.fs.isdir(top):
-            raise NotADirectoryError(errno.ENOTDIR, "not a directory", self._describe(path))
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory", self._where(path))
         yield from self._list(top, "", recursive, detail)
 
     def _list(self, top: str, prefix: str, recursive: bool, detail: bool) -> Iterator[Any]:
@@ -212,20 +218,20 @@ class FsspecFS(FS):
             info = self.fs.info(self._path(path))
         except FileNotFoundError:
             raise FileNotFoundError(errno.ENOENT, "no such file or directory",
-                                    self._describe(path)) from None
-        return _stat_of(self._describe(path), info)
+                                    self._where(path)) from None
+        return _stat_of(self._where(path), info)
 
     def mkdir(self, path: str, mode: int = 0o777, *args: Any, **kwargs: Any) -> None:
         full = self._path(path)
         if self.fs.exists(full):
-            raise FileExistsError(errno.EEXIST, "file exists", self._describe(path))
+            raise FileExistsError(errno.EEXIST, "file exists", self._where(path))
         self.fs.mkdir(full, create_parents=False)
 
     def remove(self, path: str, recursive: bool = False) -> None:
         full = self._path(path)
         st = self.stat(path)
         if st.isdir() and not recursive and self.fs.ls(full):
-            raise OSError(errno.ENOTEMPTY, "directory not empty", self._describe(path))
+            raise OSError(errno.ENOTEMPTY, "directory not empty", self._where(path))
         self.fs.rm(full, recursive=st.isdir())
 
     def rename(self, src: str, dst: str) -> None:
@@ -243,8 +249,11 @@ def _stat_of(name: str, info: dict[str, Any]) -> FileStat:
 
 
 class _FsspecSink(AtomicSink):
-    def __init__(self, fs: FsspecFS, path: str, prefix: bytes) -> None:
-        super().__init__(fs._describe(path))
+    """Buffers a file in memory; stores it at ``path`` of ``fs`` with one ``pipe_file`` on
+    commit. ``name`` is what errors and the file's repr call it."""
+
+    def __init__(self, fs: FsspecFS, path: str, prefix: bytes, name: str) -> None:
+        super().__init__(name)
         self._fs = fs
         self._path = path
         self._buffer = io.BytesIO()

@@ -1,0 +1,184 @@
+"""Hostile names: keys and names that would reach outside the directory a recursive copy
+writes to (``data/../x``, ``data//abs/x``) are never followed there.
+
+S3 keys are created with boto3 on the moto server (real HTTP): S3 stores any key verbatim.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import posixpath
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import pfio
+from pfio._uri import is_relative_name
+from pfio.cli import main
+from pfio.fs.memory import MemoryFS
+
+
+@pytest.fixture
+def client(s3_env, s3_server) -> Iterator[Any]:
+    import boto3
+
+    c = boto3.client("s3", endpoint_url=s3_env)
+    yield c
+    c.close()
+
+
+def _files_under(top) -> dict[str, bytes]:
+    found = {}
+    for directory, _, files in os.walk(top):
+        for name in files:
+            path = os.path.join(directory, name)
+            with open(path, "rb") as f:
+                found[os.path.relpath(path, top)] = f.read()
+    return found
+
+
+@pytest.mark.parametrize("name, ok", [
+    ("a", True), ("a/b/c.txt", True), ("dir/", True), (".hidden", True), ("a..b", True),
+    ("", False), ("/", False), ("/abs", False), ("a//b", False), ("./a", False),
+    ("a/./b", False), ("..", False), ("../x", False), ("a/../b", False), ("a/..", False),
+    ("a//", False),
+])
+def test_is_relative_name(name, ok):
+    assert is_relative_name(name) is ok
+
+
+# -- S3: listing and opening agree on what a key is called ---------------------------------
+
+@pytest.mark.parametrize("hostile", [
+    "data/../escape.txt", "data//escape.txt", "data/./escape.txt", "data/x/../escape.txt",
+])
+def test_s3_list_skips_keys_that_open_as_another_object(client, s3_bucket, caplog, hostile):
+    client.put_object(Bucket=s3_bucket, Key="data/ok.txt", Body=b"ok")
+    client.put_object(Bucket=s3_bucket, Key=hostile, Body=b"hostile")
+    with caplog.at_level(logging.WARNING, logger="pfio.fs.s3_ops"), \
+            pfio.from_url(f"s3://{s3_bucket}/data") as fs:
+        assert sorted(fs.list(recursive=True)) == ["ok.txt"]
+        top = sorted(fs.list())  # data/x/ is a real prefix; only the key in it is skipped
+        assert top in (["ok.txt"], ["ok.txt", "x/"])
+    assert f"s3://{s3_bucket}/{hostile}" in caplog.text
+
+
+def test_s3_every_listed_name_opens_as_the_object_listed(client, s3_bucket):
+    keys = {"d/a.txt": b"a", "d//a.txt": b"twin", "d/b/./c.txt": b"c", "d/b/c.txt": b"c2"}
+    for key, body in keys.items():
+        client.put_object(Bucket=s3_bucket, Key=key, Body=body)
+    with pfio.from_url(f"s3://{s3_bucket}/d") as fs:
+        names = [n for n in fs.list(recursive=True) if not n.endswith("/")]
+        assert sorted(names) == ["a.txt", "b/c.txt"]
+        for name in names:
+            with fs.open(name, "rb") as f:
+                assert f.read() == keys["d/" + name]
+
+
+# -- cp -r and pack ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("relative", ["../outside/pwn.txt", "/ABS/pwn.txt"])
+def test_cp_r_from_s3_writes_nothing_outside_the_destination(client, s3_bucket, tmp_path,
+                                                             relative):
+    """``data/<name>`` is listed as ``<name>``; the object pfio opens under that name (the
+    normalised key) exists too, so an unchecked copy writes it outside DEST."""
+    dest = tmp_path / "dest"
+    outside = tmp_path / "outside"
+    name = relative.replace("/ABS", str(outside))
+    opened = posixpath.normpath(posixpath.join("/data", name)).lstrip("/")
+    for k in ("data/ok.txt", "data/" + name, opened):
+        client.put_object(Bucket=s3_bucket, Key=k, Body=b"x")
+    assert main(["cp", "-r", "-q", f"s3://{s3_bucket}/data/", str(dest)]) == 0
+    assert _files_under(dest) == {"ok.txt": b"x"}
+    assert not outside.exists()
+    assert sorted(os.listdir(tmp_path)) == ["dest"]
+
+
+class _VerbatimFS(MemoryFS):
+    """A third-party backend that lists the names it is given verbatim, whatever they are
+    (pfio's own backends never list such names)."""
+
+    def __init__(self, store: str, listed: list[str]) -> None:
+        super().__init__(store)
+        self.listed = listed
+
+    def list(self, path: str = "", recursive: bool = False, detail: bool = False) -> Any:
+        for name in self.listed:
+            yield pfio.FileStat(name, 1) if detail else name
+
+    def subfs(self, path: str) -> _VerbatimFS:
+        return self
+
+
+@pytest.fixture
+def verbatim(request) -> Iterator[list[str]]:
+    """``verbatim://store/`` lists the names in the list this returns (ok.txt exists)."""
+    store, listed = f"verbatim-{request.node.name}", ["ok.txt"]
+    with MemoryFS(store).open("ok.txt", "wb") as f:
+        f.write(b"x")
+    pfio.register_filesystem("verbatim", lambda uri, **_: _VerbatimFS(store, listed))
+    yield listed
+    pfio.unregister_filesystem("verbatim")
+
+
+@pytest.mark.parametrize("hostile", ["../pwn.txt", "/ABS/pwn.txt", "a//b.txt", "./ok.txt"])
+def test_cp_r_refuses_a_source_listing_names_outside(verbatim, tmp_path, capsys, hostile):
+    hostile = hostile.replace("/ABS", str(tmp_path))
+    verbatim.append(hostile)
+    dest = tmp_path / "dest"
+    assert main(["cp", "-r", "-q", "verbatim://store/", str(dest)]) == 1
+    err = capsys.readouterr().err
+    assert "refusing to copy" in err and repr(hostile) in err and "verbatim://store/" in err
+    assert os.listdir(tmp_path) == []  # refused before anything was written
+
+
+@pytest.mark.parametrize("hostile", ["../pwn.txt", "/ABS/pwn.txt"])
+def test_pack_refuses_a_source_listing_names_outside(verbatim, tmp_path, capsys, hostile):
+    verbatim.append(hostile.replace("/ABS", str(tmp_path)))
+    archive = tmp_path / "out.zip"
+    assert main(["pack", "-q", "verbatim://store/", str(archive)]) == 1
+    assert "refusing to copy" in capsys.readouterr().err
+    assert not archive.exists()
+
+
+def test_s3_a_prefix_holding_only_skipped_keys_lists_empty(client, s3_bucket):
+    client.put_object(Bucket=s3_bucket, Key="data/x/../y.txt", Body=b"y")
+    with pfio.from_url(f"s3://{s3_bucket}/data") as fs:
+        assert fs.isdir("x")
+        assert list(fs.list("x")) == []
+
+
+HOSTILE_MEMBERS = {"top/ok.txt": b"ok", "top/../../../evil.txt": b"evil",
+                   "top//abs/evil2.txt": b"evil2", "/top/x/../../../../evil3.txt": b"evil3"}
+
+
+def _hostile_zip(path) -> None:
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in HOSTILE_MEMBERS.items():
+            zf.writestr(name, data)
+
+
+def _hostile_tar(path) -> None:
+    import io
+    import tarfile
+
+    with tarfile.open(path, "w") as tf:
+        for name, data in HOSTILE_MEMBERS.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+
+
+@pytest.mark.parametrize("make, name", [(_hostile_zip, "a.zip"), (_hostile_tar, "a.tar")])
+def test_cp_r_out_of_an_archive_stays_inside_the_destination(tmp_path, make, name):
+    """Archives normalise member names (with a warning): ``top/../../../evil.txt`` is
+    ``evil.txt``, outside ``top``; nothing lands outside the destination."""
+    make(tmp_path / name)
+    dest = tmp_path / "dest"
+    assert main(["cp", "-r", "-q", str(tmp_path / name / "top"), str(dest)]) == 0
+    assert _files_under(dest) == {"ok.txt": b"ok", "abs/evil2.txt": b"evil2"}
+    assert sorted(os.listdir(tmp_path)) == sorted([name, "dest"])
