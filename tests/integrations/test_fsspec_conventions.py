@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import secrets
+import zipfile
 
 import pytest
 
@@ -153,6 +154,24 @@ def test_modified_is_a_utc_datetime(bridge, mem):
     modified = bridge.modified(f"{mem}/f")
     assert modified.tzinfo is not None
     assert modified.timestamp() == pytest.approx(bridge.info(f"{mem}/f")["mtime"], abs=1e-5)
+
+
+def test_modified_of_an_s3_prefix_is_not_known(bridge, s3):
+    bridge.pipe_file(f"{s3}/d/f", b"x")
+    with pytest.raises(NotImplementedError, match="no modification time"):
+        bridge.modified(f"{s3}/d")
+
+
+# -- containers -----------------------------------------------------------------------------
+
+def test_zip_members_are_files_under_the_archive_path(bridge, tmp_path):
+    with zipfile.ZipFile(tmp_path / "a.zip", "w") as z:
+        z.writestr("d/m.txt", b"0123456789")
+    archive = f"file{tmp_path}/a.zip"
+    assert bridge.info(archive)["type"] == "file"
+    assert bridge.ls(f"{archive}/d", detail=False) == [f"{archive}/d/m.txt"]
+    assert bridge.cat_file(f"{archive}/d/m.txt", 2, 5) == b"234"
+    assert bridge.isdir(f"{archive}/d") and not bridge.exists(f"{archive}/nope")
 
 
 # -- codecs and ranged reads ------------------------------------------------------------------

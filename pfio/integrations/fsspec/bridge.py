@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import io
 import posixpath
 import shutil
 from collections.abc import Iterator
@@ -147,11 +146,12 @@ class PfioFileSystem(AbstractFileSystem):
         """The modification time of ``path`` (UTC).
 
         Raises:
-            io.UnsupportedOperation: the backend does not know it.
+            NotImplementedError: the backend does not know it (an S3 prefix), as fsspec's
+                filesystems say so.
         """
         mtime = self.info(path).get("mtime")
         if mtime is None:
-            raise io.UnsupportedOperation(f"no modification time for {path!r}")
+            raise NotImplementedError(f"no modification time for {path!r}")
         return datetime.fromtimestamp(mtime, tz=timezone.utc)
 
     def ukey(self, path: str) -> str:
