@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import secrets
 import zipfile
+from pathlib import PurePosixPath
 
 import pytest
 
@@ -125,9 +126,19 @@ def test_info_and_ls_detail_fields_on_s3(bridge, s3):
     assert bridge.ls(f"{s3}/d", detail=True) == [info]
 
 
-def test_info_of_a_missing_path_raises(bridge, s3):
+def test_info_and_ls_of_a_missing_path_raise(bridge, s3):
     with pytest.raises(FileNotFoundError):
         bridge.info(f"{s3}/missing")
+    with pytest.raises(FileNotFoundError):
+        bridge.ls(f"{s3}/missing")
+
+
+def test_paths_may_come_as_lists_and_path_objects(bridge, mem):
+    bridge.pipe_file(PurePosixPath(f"{mem}/a"), b"1")
+    bridge.pipe_file(f"pfio://{mem}/b", b"2")
+    assert bridge._strip_protocol([f"pfio://{mem}/a/", PurePosixPath(f"{mem}/b")]) == [
+        f"{mem}/a", f"{mem}/b"]
+    assert bridge.cat([f"pfio://{mem}/a", f"{mem}/b"]) == {f"{mem}/a": b"1", f"{mem}/b": b"2"}
 
 
 def test_ukey_and_checksum_follow_the_etag(bridge, s3):

@@ -63,7 +63,9 @@ class PfioFileSystem(AbstractFileSystem):
         self._tops: dict[tuple[str, str], FS] = {}
 
     @classmethod
-    def _strip_protocol(cls, path: Any) -> str:
+    def _strip_protocol(cls, path: Any) -> Any:
+        if isinstance(path, list):
+            return [cls._strip_protocol(p) for p in path]
         path = str(path)
         if path.startswith("pfio://"):
             path = path[len("pfio://"):]
