@@ -112,6 +112,14 @@ def test_cp_file_between_folders(bridge, mem):
     assert bridge.cat_file(f"{mem}/a/f") == b"payload"
 
 
+def test_mv_across_backends_copies_then_removes(bridge, mem, s3):
+    bridge.pipe({f"{mem}/src/x": b"1", f"{mem}/src/sub/y": b"2"})
+    bridge.mv(f"{mem}/src", f"{s3}/dst", recursive=True)
+    assert bridge.find(s3) == [f"{s3}/dst/sub/y", f"{s3}/dst/x"]
+    assert bridge.cat_file(f"{s3}/dst/sub/y") == b"2"
+    assert not bridge.exists(f"{mem}/src")
+
+
 # -- info, ETags ----------------------------------------------------------------------------
 
 def test_info_and_ls_detail_fields_on_s3(bridge, s3):
