@@ -15,6 +15,7 @@ pytest.importorskip("fsspec")
 
 import fsspec.tests.abstract as abstract  # noqa: E402
 
+import pfio  # noqa: E402
 from pfio.integrations.fsspec import PfioFileSystem  # noqa: E402
 
 
@@ -49,14 +50,26 @@ class TestLocal(_Suite):
         return "file" + str(tmp_path_factory.mktemp("conformance"))
 
 
+@pytest.fixture(scope="module")
+def conformance_bucket(s3_server):
+    """One bucket for the S3 class (each test works under a prefix of its own)."""
+    creds = s3_server.credentials
+    name = f"pfio-conformance-{secrets.token_hex(6)}"
+    pfio.from_url(f"s3://{name}", endpoint=s3_server.endpoint,
+                  aws_access_key_id=creds["AWS_ACCESS_KEY_ID"],
+                  aws_secret_access_key=creds["AWS_SECRET_ACCESS_KEY"],
+                  region=creds["AWS_DEFAULT_REGION"], create_bucket=True).close()
+    return name
+
+
 class TestS3(_Suite):
     @pytest.fixture
     def fs(self, s3_env):
         return PfioFileSystem(skip_instance_cache=True)
 
     @pytest.fixture
-    def fs_path(self, s3_bucket):
-        return f"s3/{s3_bucket}/conformance"
+    def fs_path(self, conformance_bucket):
+        return f"s3/{conformance_bucket}/{secrets.token_hex(6)}"
 
     @pytest.fixture
     def supports_empty_directories(self):
