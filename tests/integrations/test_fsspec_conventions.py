@@ -112,6 +112,12 @@ def test_cp_file_between_folders(bridge, mem):
     assert bridge.cat_file(f"{mem}/a/f") == b"payload"
 
 
+def test_mv_of_a_glob_moves_every_match(bridge, mem):
+    bridge.pipe({f"{mem}/src/a.txt": b"1", f"{mem}/src/b.txt": b"2", f"{mem}/src/c.bin": b"3"})
+    bridge.mv(f"{mem}/src/*.txt", f"{mem}/dst")
+    assert bridge.find(mem) == [f"{mem}/dst/a.txt", f"{mem}/dst/b.txt", f"{mem}/src/c.bin"]
+
+
 def test_mv_across_backends_copies_then_removes(bridge, mem, s3):
     bridge.pipe({f"{mem}/src/x": b"1", f"{mem}/src/sub/y": b"2"})
     bridge.mv(f"{mem}/src", f"{s3}/dst", recursive=True)
