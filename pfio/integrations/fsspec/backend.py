@@ -1,19 +1,7 @@
-"""A two-way bridge between pfio and fsspec.
+"""``FsspecFS``: a pfio filesystem over any installed fsspec implementation.
 
-(a) :class:`PfioFileSystem`, an fsspec filesystem (protocol ``pfio``) over any pfio URL, so that
-pandas, pyarrow and dask read through pfio (its S3 client, containers, cache and tracer)::
-
-    pandas.read_parquet("pfio://s3/bucket/table.parquet")   # = s3://bucket/table.parquet
-    pandas.read_csv("pfio://mem/store/x.csv")                # = mem://store/x.csv
-    pandas.read_csv("pfio://file/abs/path/x.csv")            # = /abs/path/x.csv
-
-    The first component after ``pfio://`` is the pfio scheme; the rest is that URL's
-    netloc and path. The protocol is registered with fsspec through an entry point, so
-    ``pfio://`` works without importing pfio first.
-
-(b) :class:`FsspecFS`, a pfio filesystem over any installed fsspec implementation, so
-``pfio.from_url("gs://...")``, ``"https://..."``, ``"memory://..."`` work through pfio's API and
-error classes. pfio uses it for schemes it has no backend of its own for (see
+``pfio.from_url("gs://...")``, ``"https://..."``, ``"memory://..."`` work through pfio's API
+and error classes; pfio uses it for schemes it has no backend of its own for (see
 :func:`pfio.registry.resolve`).
 """
 
@@ -30,102 +18,12 @@ from typing import IO, Any
 import fsspec
 from fsspec.spec import AbstractFileSystem
 
-from .._uri import URI, parse_uri
-from ..api import from_url, open_url
-from ..fs.base import FS
-from ..fs.modes import Mode
-from ..fs.stat import FileStat
-from ..fs.writers import AtomicSink, atomic_writer
-from ..trace.redact import redact
-
-
-def pfio_url(path: str) -> str:
-    """The pfio URL of an fsspec ``pfio://scheme/netloc/path`` path."""
-    rest = path[len("pfio://"):] if path.startswith("pfio://") else path.lstrip("/")
-    scheme, _, remainder = rest.partition("/")
-    if not scheme:
-        raise ValueError(f"{path!r}: expected pfio://SCHEME/..., e.g. pfio://s3/bucket/key")
-    if scheme == "file":
-        return "/" + remainder
-    return f"{scheme}://{remainder}"
-
-
-class PfioFileSystem(AbstractFileSystem):
-    """fsspec's view of pfio: paths are ``SCHEME/netloc/path`` (``pfio://`` optional)."""
-
-    protocol = "pfio"
-    root_marker = ""
-
-    @classmethod
-    def _strip_protocol(cls, path: Any) -> str:
-        path = str(path)
-        if path.startswith("pfio://"):
-            path = path[len("pfio://"):]
-        return path.rstrip("/")
-
-    def _split(self, path: str) -> tuple[FS, str]:
-        url = pfio_url(self._strip_protocol(path)).rstrip("/")
-        if parse_uri(url).path in ("", "/"):  # the top of a bucket or store: "s3://bucket"
-            return from_url(url), ""
-        parent, name = posixpath.split(url)
-        return from_url(parent), name
-
-    def _open(self, path: str, mode: str = "rb", block_size: Any = None,
-              autocommit: bool = True, cache_options: Any = None, **kwargs: Any) -> IO[bytes]:
-        return open_url(pfio_url(self._strip_protocol(path)), mode)
-
-    def ls(self, path: str, detail: bool = True, **kwargs: Any) -> list[Any]:
-        path = self._strip_protocol(path)
-        fs, name = self._split(path)
-        with fs:
-            if name and not fs.isdir(name):
-                entries = [self._info(path, fs.stat(name))]
-            else:
-                listed = fs.subfs(name) if name else fs
-                entries = [self._info(f"{path}/{st.filename}", st)
-                           for st in listed.list(detail=True)]
-        return entries if detail else [e["name"] for e in entries]
-
-    def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
-        path = self._strip_protocol(path)
-        fs, name = self._split(path)
-        with fs:
-            return self._info(path, fs.stat(name) if name else FileStat.directory(""))
-
-    @staticmethod
-    def _info(path: str, st: FileStat) -> dict[str, Any]:
-        return {"name": path.rstrip("/"), "size": st.size,
-                "type": "directory" if st.isdir() else "file", "mtime": st.last_modified}
-
-    def rm_file(self, path: str) -> None:
-        fs, name = self._split(path)
-        with fs:
-            fs.remove(name)
-
-    def _rm(self, path: str) -> None:
-        self.rm_file(path)
-
-    def mkdir(self, path: str, create_parents: bool = True, **kwargs: Any) -> None:
-        fs, name = self._split(path)
-        with fs:
-            if create_parents:
-                fs.makedirs(name, exist_ok=True)
-            else:
-                fs.mkdir(name)
-
-    def makedirs(self, path: str, exist_ok: bool = False) -> None:
-        fs, name = self._split(path)
-        with fs:
-            fs.makedirs(name, exist_ok=exist_ok)
-
-    def mv(self, path1: str, path2: str, **kwargs: Any) -> None:
-        url1, url2 = (pfio_url(self._strip_protocol(p)) for p in (path1, path2))
-        parent = posixpath.dirname(url1)
-        if posixpath.dirname(url2) == parent:
-            with from_url(parent) as fs:
-                fs.rename(posixpath.basename(url1), posixpath.basename(url2))
-            return
-        super().mv(path1, path2, **kwargs)
+from ..._uri import URI
+from ...fs.base import FS
+from ...fs.modes import Mode
+from ...fs.stat import FileStat
+from ...fs.writers import AtomicSink, atomic_writer
+from ...trace.redact import redact
 
 
 class FsspecFS(FS):
