@@ -1,5 +1,6 @@
-"""Fixtures of the patch tests: no patch outlives a test, spooled reads use a private object
-cache, and ``remote`` runs a test on ``mem://`` and on S3 (a moto server over real HTTP)."""
+"""Fixtures of the patch tests: no patch (nor the cache switch) outlives a test, spooled
+reads use a private object cache, and ``remote`` runs a test on ``mem://`` and on S3 (a moto
+server over real HTTP)."""
 
 import secrets
 
@@ -7,13 +8,14 @@ import pytest
 
 import pfio
 from pfio.cache.object_cache import ObjectCache, set_default_object_cache
-from pfio.patches import unpatch_all
+from pfio.patches import locate, unpatch_all
 
 
 @pytest.fixture(autouse=True)
 def _no_patches_left():
     yield
     unpatch_all()
+    locate.set_cache(False)
 
 
 @pytest.fixture(autouse=True)
