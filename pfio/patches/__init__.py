@@ -89,15 +89,19 @@ def unpatch_all(targets: Iterable[str] | str | None = None) -> list[str]:
 
 
 @contextlib.contextmanager
-def patched(targets: Iterable[str] | str | None = None) -> Iterator[list[str]]:
-    """Patch ``targets`` inside a ``with`` block; on exit remove only what it added."""
+def patched(targets: Iterable[str] | str | None = None, *,
+            cache: bool | None = None) -> Iterator[list[str]]:
+    """Patch ``targets`` inside a ``with`` block (``cache`` as for :func:`patch_all`); on
+    exit remove only what it added and put the cache choice back."""
     names = _names(targets)
     added = [n for n in names if n not in machinery.active_targets()]
-    patch_all(names)
+    cached_before = locate.cache_on()
+    patch_all(names, cache=cache)
     try:
         yield machinery.active_targets()
     finally:
         unpatch_all(added)
+        locate.set_cache(cached_before)
 
 
 def active_patches() -> list[str]:
