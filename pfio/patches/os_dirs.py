@@ -15,7 +15,6 @@ that send anything but a URL string to the original at the cost of one Python ca
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -23,7 +22,7 @@ from typing import Any
 from ..fs.stat import FileStat
 from .locate import list_directory, stat_url
 from .machinery import PatchSpec, define_target
-from .targets import is_remote
+from .targets import divert
 
 
 def stat_result(st: FileStat) -> os.stat_result:
@@ -116,40 +115,22 @@ def _listing(url: str) -> list[FileStat]:
         raise
 
 
-def _replace_scandir(original: Any) -> Any:
-    @functools.wraps(original)
-    def scandir(path: Any = ".") -> Any:
-        if type(path) is not str or "://" not in path or not is_remote(path):
-            return original(path)
-        return _Scandir(RemoteDirEntry(path, st) for st in _listing(path))
-
-    return scandir
+def _scandir(url: str) -> _Scandir:
+    return _Scandir(RemoteDirEntry(url, st) for st in _listing(url))
 
 
-def _replace_listdir(original: Any) -> Any:
-    @functools.wraps(original)
-    def listdir(path: Any = None) -> Any:
-        if type(path) is not str or "://" not in path or not is_remote(path):
-            return original(path)
-        return [st.filename.rstrip("/") for st in _listing(path)]
-
-    return listdir
+def _listdir(url: str) -> list[str]:
+    return [st.filename.rstrip("/") for st in _listing(url)]
 
 
-def _replace_stat(original: Any) -> Any:
-    @functools.wraps(original)
-    def stat(path: Any, *args: Any, **kwargs: Any) -> Any:
-        if type(path) is not str or "://" not in path or not is_remote(path):
-            return original(path, *args, **kwargs)
-        return stat_result(stat_url(path))
-
-    return stat
+def _stat(url: str, *, dir_fd: Any = None, follow_symlinks: bool = True) -> os.stat_result:
+    return stat_result(stat_url(url))
 
 
 define_target("os", [
-    PatchSpec("os", "stat", replace=_replace_stat),
-    PatchSpec("os", "listdir", replace=_replace_listdir),
-    PatchSpec("os", "scandir", replace=_replace_scandir),
+    PatchSpec("os", "stat", replace=divert(_stat)),
+    PatchSpec("os", "listdir", replace=divert(_listdir)),
+    PatchSpec("os", "scandir", replace=divert(_scandir)),
 ])
 
 __all__ = ["RemoteDirEntry", "stat_result"]

@@ -4,46 +4,45 @@ Path-only code often checks a file before opening it; these answer from the remo
 (one ``stat``) with the semantics of ``os.path``: ``exists``/``isfile``/``isdir`` return False
 for a missing path, ``getsize``/``getmtime`` raise ``FileNotFoundError``. A root is a
 directory: ``isdir("s3://bucket")`` for an existing bucket, ``isdir("mem://store")``, and a
-directory inside an archive (``isdir("s3://b/train.zip/class_a")``) is one too.
+directory inside an archive (``isdir("s3://b/train.zip/class_a")``) is one too. Like
+``os.stat`` they are plain functions: a local path costs one Python call more.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from ..fs.stat import FileStat
 from .locate import stat_url
 from .machinery import PatchSpec, define_target
-from .targets import is_remote
+from .targets import divert
 
 
-def _predicate(check: Any) -> Any:
-    def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        if not (args and is_remote(args[0])):
-            return wrapped(*args, **kwargs)
+def _predicate(check: Callable[[FileStat], bool]) -> Callable[[str], bool]:
+    def remote(url: str) -> bool:
         try:
-            return check(stat_url(args[0]))
+            return check(stat_url(url))
         except (FileNotFoundError, NotADirectoryError, PermissionError, ValueError):
             return False
 
-    return wrapper
+    return remote
 
 
-def _field(name: str) -> Any:
-    def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        if not (args and is_remote(args[0])):
-            return wrapped(*args, **kwargs)
-        value = getattr(stat_url(args[0]), name)
+def _field(name: str) -> Callable[[str], Any]:
+    def remote(url: str) -> Any:
+        value = getattr(stat_url(url), name)
         if value is None:
-            raise OSError(f"{args[0]!r}: its filesystem does not record {name}")
+            raise OSError(f"{url!r}: its filesystem does not record {name}")
         return value
 
-    return wrapper
+    return remote
 
 
 define_target("os.path", [
-    PatchSpec("os.path", "exists", _predicate(lambda st: True)),
-    PatchSpec("os.path", "isfile", _predicate(lambda st: not st.isdir())),
-    PatchSpec("os.path", "isdir", _predicate(lambda st: st.isdir())),
-    PatchSpec("os.path", "getsize", _field("size")),
-    PatchSpec("os.path", "getmtime", _field("last_modified")),
+    PatchSpec("os.path", "exists", replace=divert(_predicate(lambda st: True))),
+    PatchSpec("os.path", "isfile", replace=divert(_predicate(lambda st: not st.isdir()))),
+    PatchSpec("os.path", "isdir", replace=divert(_predicate(FileStat.isdir))),
+    PatchSpec("os.path", "getsize", replace=divert(_field("size"))),
+    PatchSpec("os.path", "getmtime", replace=divert(_field("last_modified"))),
 ])

@@ -8,12 +8,13 @@ A *remote URI* is a ``str`` of the form ``scheme://...`` whose scheme a pfio fil
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import posixpath
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .. import config, registry
@@ -44,6 +45,26 @@ def is_remote(arg: Any) -> bool:
     if served is None:
         served = _other_schemes[scheme] = _served_elsewhere(scheme, arg)
     return served
+
+
+def divert(remote: Callable[..., Any]) -> Callable[[Any], Any]:
+    """A ``replace`` of :class:`~.machinery.PatchSpec` for functions whose first argument is
+    a path: the plain function it makes of ``original`` calls ``remote(*args, **kwargs)``
+    when that argument is a URL, and ``original`` for anything else at the cost of one
+    Python call (for functions that local code calls all the time, like ``os.stat``)."""
+
+    def make(original: Any) -> Any:
+        @functools.wraps(original)
+        def patched(*args: Any, **kwargs: Any) -> Any:
+            if args:
+                path = args[0]
+                if type(path) is str and "://" in path and is_remote(path):
+                    return remote(*args, **kwargs)
+            return original(*args, **kwargs)
+
+        return patched
+
+    return make
 
 
 def _served_elsewhere(scheme: str, url: str) -> bool:
