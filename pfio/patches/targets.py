@@ -25,7 +25,8 @@ from .locate import forget
 logger = logging.getLogger(__name__)
 
 #: whether pfio serves a scheme that is neither built in nor registered (INI custom schemes,
-#: fsspec protocols), asked once per scheme and process
+#: fsspec protocols), asked once per scheme and process (an INI file reloaded later is not
+#: asked again)
 _other_schemes: dict[str, bool] = {}
 
 
@@ -43,6 +44,8 @@ def is_remote(arg: Any) -> bool:
         return True
     served = _other_schemes.get(scheme)
     if served is None:
+        if not _SCHEME_RE.match(scheme):
+            return False  # "dir/x://y" is a local path
         served = _other_schemes[scheme] = _served_elsewhere(scheme, arg)
     return served
 
@@ -69,18 +72,17 @@ def divert(remote: Callable[..., Any]) -> Callable[[Any], Any]:
 
 def _served_elsewhere(scheme: str, url: str) -> bool:
     """Whether the INI file or fsspec serves ``scheme``; warns (once: the answer is kept)
-    when ``url`` looks like a URL that nothing serves."""
+    when nothing does."""
     try:
         registry.resolve(scheme)
         return True
     except ValueError:
         if config.get_custom_scheme(scheme) is not None:
             return True  # a malformed section: let from_url say what is wrong with it
-    if _SCHEME_RE.match(scheme):
-        logger.warning(
-            "pfio patches: no filesystem serves the scheme %r of %r, so the patched call "
-            "passes it to the original function as a local path; known schemes: %s",
-            scheme, url, ", ".join(registry.known_schemes()))
+    logger.warning(
+        "pfio patches: no filesystem serves the scheme %r of %r, so the patched call "
+        "passes it to the original function as a local path; known schemes: %s",
+        scheme, url, ", ".join(registry.known_schemes()))
     return False
 
 
