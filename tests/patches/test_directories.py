@@ -75,6 +75,12 @@ def test_walk_yields_urls(tree):
                       f"{tree}/train/b": ([], ["0.txt", "1.txt"])}
 
 
+def test_walk_bottom_up(tree):
+    tops = [top for top, _, _ in os.walk(f"{tree}/train", topdown=False)]
+    assert sorted(tops[:2]) == [f"{tree}/train/a", f"{tree}/train/b"]
+    assert tops[2] == f"{tree}/train"
+
+
 def test_walk_inside_a_zip(tree):
     walked = {top: files for top, _, files in os.walk(f"{tree}/shard.zip")}
     assert walked == {f"{tree}/shard.zip": [], f"{tree}/shard.zip/a": ["0.txt"],
@@ -117,6 +123,11 @@ def test_os_stat_and_getmtime_of_a_remote_file(tree):
     assert stat.S_ISREG(st.st_mode) and st.st_size == 2
     assert os.path.getmtime(f"{tree}/train/b/1.txt") == st.st_mtime > 0
     assert stat.S_ISDIR(os.stat(f"{tree}/train").st_mode)
+
+
+def test_getmtime_of_a_missing_url_raises(tree):
+    with pytest.raises(FileNotFoundError):
+        os.path.getmtime(f"{tree}/train/a/9.txt")
 
 
 def test_os_path_inside_a_zip_directory(tree):
