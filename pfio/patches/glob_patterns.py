@@ -6,7 +6,8 @@ included, ``s3://b/train.zip/*/*.png``) whose filesystem matches the rest with
 :meth:`pfio.fs.base.FS.glob`. As in :mod:`glob`, ``**`` spans directories only with
 ``recursive=True``, and names starting with ``.`` match a wildcard only with
 ``include_hidden=True`` (or when the pattern itself has a component starting with ``.``).
-A remote ``root_dir`` makes the results relative to it, as for a local one.
+A pattern ending with ``/`` matches directories only (and their URLs end with ``/``). A
+remote ``root_dir`` makes the results relative to it, as for a local one.
 """
 
 from __future__ import annotations
@@ -35,13 +36,19 @@ def _matches(pattern: str, recursive: bool, include_hidden: bool) -> Iterator[st
     rest = [p if recursive or p != "**" else "*" for p in parts[first:]]
     hidden_ok = include_hidden or any(p.startswith(".") for p in rest)
     try:
-        names = directory(top).glob("/".join(rest))
+        fs = directory(top)
+        names = fs.glob("/".join(rest))
     except (FileNotFoundError, NotADirectoryError):
         return
     base = top if top.endswith("/") else top + "/"
+    dirs_only = pattern.endswith("/")
     for name in names:
-        if hidden_ok or not any(c.startswith(".") for c in name.split("/")):
+        if not hidden_ok and any(c.startswith(".") for c in name.split("/")):
+            continue
+        if not dirs_only:
             yield base + name
+        elif fs.isdir(name):
+            yield base + name + "/"
 
 
 def _iglob(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:

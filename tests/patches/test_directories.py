@@ -112,10 +112,15 @@ def test_glob_inside_a_zip_and_with_a_remote_root_dir(tree):
     assert sorted(glob.glob("*/1.txt", root_dir=f"{tree}/train")) == ["a/1.txt", "b/1.txt"]
 
 
+def test_glob_with_a_trailing_slash_matches_directories(tree):
+    assert glob.glob(f"{tree}/train/*/") == [f"{tree}/train/a/", f"{tree}/train/b/"]
+
+
 def test_glob_without_wildcards_checks_existence(tree):
     assert glob.glob(f"{tree}/train/a/0.txt") == [f"{tree}/train/a/0.txt"]
     assert glob.glob(f"{tree}/train/a/9.txt") == []
     assert glob.glob(f"{tree}/nowhere/*") == []
+    assert glob.glob(f"{tree}/missing.zip/*") == []
 
 
 def test_os_stat_and_getmtime_of_a_remote_file(tree):
