@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: test lint bench demo clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py pfio-patches.pth
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip setuptools wheel
 	rm -rf pfio.egg-info  # a stale one would shadow the installed entry points

@@ -1,4 +1,8 @@
-"""Patches: path-only APIs (OpenCV, pandas/HDF5, open, numpy, torch, PIL) take remote URIs."""
+"""Patches: path-only APIs (OpenCV, pandas/HDF5, h5py, soundfile, open, os, glob, numpy,
+torch, PIL) take remote URIs."""
+
+import glob
+import os
 
 import cv2
 import numpy as np
@@ -17,4 +21,9 @@ print(np.load("mem://patched/array.npy"))  # [0 1 2]
 with open("mem://patched/log.txt", "w") as f:  # builtins.open too
     f.write("ok")
 print(open("mem://patched/log.txt").read())  # ok
+
+# directory listings, as a dataset class written for local disk does them
+print(sorted(os.listdir("mem://patched")))  # ['array.npy', 'img.png', 'log.txt']
+print([e.path for e in os.scandir("mem://patched") if e.name.endswith(".png")])
+print(glob.glob("mem://patched/*.npy"), os.path.getsize("mem://patched/log.txt"))
 pfio.unpatch_all()

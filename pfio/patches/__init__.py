@@ -8,15 +8,26 @@ open paths in C). One call at the start of a script makes that code read and wri
     pfio.patch_all()
     img = cv2.imread("s3://bucket/train/0001.jpg")
 
-Targets: ``builtins`` (``open``/``io.open``), ``os.path`` (``exists``, ``isfile``, ``isdir``,
-``getsize``), ``cv2``, ``pandas``, ``PIL``, ``numpy``, ``torch``. Patches apply whether the
-library is imported before or after ``patch_all()``; patching twice is harmless; ``unpatch_all``
-restores the original objects exactly. Arguments that are not remote URIs go to the original
-function untouched. Processes started by spawn or forkserver (DataLoader workers) re-apply the
-parent's patches when they import pfio (through the ``PFIO_PATCHES`` environment variable):
-the training script imports pfio, which spawned workers import again. A forkserver keeps the
-environment of its start, so call ``patch_all()`` before the first DataLoader or Pool that
-uses one (pfio logs a warning otherwise).
+Targets: ``builtins`` (``open``/``io.open``), ``os`` (``stat``, ``listdir``, ``scandir``, and
+so ``walk``), ``os.path`` (``exists``, ``isfile``, ``isdir``, ``getsize``, ``getmtime``),
+``glob`` (``glob``, ``iglob``), ``cv2``, ``pandas``, ``PIL``, ``numpy``, ``torch``, ``h5py``
+(``File``), ``soundfile`` (``SoundFile``, and so ``read``, ``write``, ``info``). A dataset
+class written for local disk (``os.scandir`` of a root, ``os.walk`` of class folders,
+``PIL.Image.open`` of files) thus runs unchanged on ``s3://b/train``, ``s3://b/train.zip`` or
+``mem://store``. Patches apply whether the library is imported before or after
+``patch_all()``; patching twice is harmless; ``unpatch_all`` restores the original objects
+exactly. Arguments that are not remote URIs go to the original function untouched; a URL of
+a scheme nothing serves is passed on too, with a warning logged once per scheme.
+
+With ``patch_all(cache=True)`` files that patches stream (``open``, PIL, numpy, torch, h5py,
+soundfile) are read through the default object cache, so a second epoch reads local disk.
+
+Processes started by spawn or forkserver (DataLoader workers) re-apply the parent's patches
+at startup, whatever their modules import: the parent exports them in the ``PFIO_PATCHES``
+environment variable, and the ``pfio-patches.pth`` startup hook installed with pfio applies
+them in every Python process that has it set (it costs nothing when unset). A forkserver
+keeps the environment of its start, so call ``patch_all()`` before the first DataLoader or
+Pool that uses one (pfio logs a warning otherwise).
 
 A URL written through a patch (``cv2.imwrite``, ``numpy.save``, ``open(url, "w")``, ...) is
 fetched anew by the next spooled read of it in the same process, whatever the object cache's
@@ -28,17 +39,21 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Iterator
 
-from . import machinery
+from . import locate, machinery
 
 #: every target and the module that defines its patches
 TARGETS: dict[str, str] = {
     "builtins": "pfio.patches.builtin_open",
+    "os": "pfio.patches.os_dirs",
     "os.path": "pfio.patches.os_path",
+    "glob": "pfio.patches.glob_patterns",
     "cv2": "pfio.patches.opencv",
     "pandas": "pfio.patches.pandas_hdf",
     "PIL": "pfio.patches.pillow",
     "numpy": "pfio.patches.numpy_io",
     "torch": "pfio.patches.torch_io",
+    "h5py": "pfio.patches.h5py_file",
+    "soundfile": "pfio.patches.soundfile_io",
 }
 
 
@@ -52,9 +67,17 @@ def _names(targets: Iterable[str] | str | None) -> list[str]:
     return names
 
 
-def patch_all(targets: Iterable[str] | str | None = None) -> list[str]:
-    """Patch ``targets`` (default: all of them); return the targets active afterwards."""
+def patch_all(targets: Iterable[str] | str | None = None, *,
+              cache: bool | None = None) -> list[str]:
+    """Patch ``targets`` (default: all of them); return the targets active afterwards.
+
+    ``cache=True`` reads the files that patches stream through the default object cache
+    (:func:`pfio.cache.object_cache.default_object_cache`), ``False`` straight from their
+    filesystems; None keeps the current choice (off unless inherited from the parent).
+    """
     names = _names(targets)
+    if cache is not None:
+        locate.set_cache(cache)
     machinery.apply(names)
     return machinery.active_targets()
 
@@ -66,15 +89,19 @@ def unpatch_all(targets: Iterable[str] | str | None = None) -> list[str]:
 
 
 @contextlib.contextmanager
-def patched(targets: Iterable[str] | str | None = None) -> Iterator[list[str]]:
-    """Patch ``targets`` inside a ``with`` block; on exit remove only what it added."""
+def patched(targets: Iterable[str] | str | None = None, *,
+            cache: bool | None = None) -> Iterator[list[str]]:
+    """Patch ``targets`` inside a ``with`` block (``cache`` as for :func:`patch_all`); on
+    exit remove only what it added and put the cache choice back."""
     names = _names(targets)
     added = [n for n in names if n not in machinery.active_targets()]
-    patch_all(names)
+    cached_before = locate.cache_on()
+    patch_all(names, cache=cache)
     try:
         yield machinery.active_targets()
     finally:
         unpatch_all(added)
+        locate.set_cache(cached_before)
 
 
 def active_patches() -> list[str]:

@@ -1,15 +1,18 @@
 """``builtins.open`` and ``io.open`` accept remote URIs: the file is streamed by pfio.
 
 ``open("s3://bucket/a.txt")`` returns a pfio file object (read-ahead, ranged reads; writes are
-uploaded atomically on close). Local paths, ints and path objects reach the original ``open``.
+uploaded atomically on close; reads go through the object cache with
+``patch_all(cache=True)``). Local paths, ints and path objects reach the original ``open``.
 """
 
 from __future__ import annotations
 
 import functools
+import io
 from typing import Any
 
 from ..api import open_url
+from .locate import cache_on, open_for_reading
 from .machinery import PatchSpec, define_target
 from .targets import is_remote, note_written
 
@@ -29,6 +32,11 @@ def _replace_open(original: Any) -> Any:
             raise ValueError(f"open(): 'opener' cannot be used with the URL {file!r}")
         if any(c in mode for c in "wax+"):
             note_written(file)
+        elif cache_on() and buffering == -1 and mode in ("r", "rb", "rt", "br", "tr"):
+            f = open_for_reading(file)
+            if "b" in mode:
+                return f
+            return io.TextIOWrapper(f, encoding, errors, newline)
         options = {"encoding": encoding, "errors": errors, "newline": newline}
         if buffering != -1:
             options["buffering"] = buffering

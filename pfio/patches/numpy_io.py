@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..api import open_url
+from .locate import open_for_reading
 from .machinery import PatchSpec, define_target
 from .targets import is_remote, local_copy, note_written
 
@@ -22,7 +23,7 @@ def _load(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
     if (rest[0] if rest else kwargs.get("mmap_mode")) is not None:
         with local_copy(url) as path:
             return wrapped(path, *rest, **kwargs)
-    with open_url(url, "rb") as f:
+    with open_for_reading(url) as f:
         result = wrapped(f, *rest, **kwargs)
         if hasattr(result, "files"):  # an NpzFile reads lazily: load it now, the file closes
             result = {name: result[name] for name in result.files}

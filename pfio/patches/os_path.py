@@ -1,47 +1,48 @@
-"""``os.path.exists``, ``isfile``, ``isdir`` and ``getsize`` accept remote URIs.
+"""``os.path.exists``, ``isfile``, ``isdir``, ``getsize`` and ``getmtime`` accept remote URIs.
 
 Path-only code often checks a file before opening it; these answer from the remote filesystem
 (one ``stat``) with the semantics of ``os.path``: ``exists``/``isfile``/``isdir`` return False
-for a missing path, ``getsize`` raises ``FileNotFoundError``.
+for a missing path, ``getsize``/``getmtime`` raise ``FileNotFoundError``. A root is a
+directory: ``isdir("s3://bucket")`` for an existing bucket, ``isdir("mem://store")``, and a
+directory inside an archive (``isdir("s3://b/train.zip/class_a")``) is one too. Like
+``os.stat`` they are plain functions: a local path costs one Python call more.
 """
 
 from __future__ import annotations
 
-import posixpath
+from collections.abc import Callable
 from typing import Any
 
-from ..api import from_url
+from ..fs.stat import FileStat
+from .locate import stat_url
 from .machinery import PatchSpec, define_target
-from .targets import is_remote
+from .targets import divert
 
 
-def _stat(url: str) -> Any:
-    parent, name = posixpath.split(url.rstrip("/"))
-    with from_url(parent) as fs:
-        return fs.stat(name)
-
-
-def _predicate(check: Any) -> Any:
-    def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        if not (args and is_remote(args[0])):
-            return wrapped(*args, **kwargs)
+def _predicate(check: Callable[[FileStat], bool]) -> Callable[[str], bool]:
+    def remote(url: str) -> bool:
         try:
-            return check(_stat(args[0]))
+            return check(stat_url(url))
         except (FileNotFoundError, NotADirectoryError, PermissionError, ValueError):
             return False
 
-    return wrapper
+    return remote
 
 
-def _getsize(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    if not (args and is_remote(args[0])):
-        return wrapped(*args, **kwargs)
-    return _stat(args[0]).size
+def _field(name: str) -> Callable[[str], Any]:
+    def remote(url: str) -> Any:
+        value = getattr(stat_url(url), name)
+        if value is None:
+            raise OSError(f"{url!r}: its filesystem does not record {name}")
+        return value
+
+    return remote
 
 
 define_target("os.path", [
-    PatchSpec("os.path", "exists", _predicate(lambda st: True)),
-    PatchSpec("os.path", "isfile", _predicate(lambda st: not st.isdir())),
-    PatchSpec("os.path", "isdir", _predicate(lambda st: st.isdir())),
-    PatchSpec("os.path", "getsize", _getsize),
+    PatchSpec("os.path", "exists", replace=divert(_predicate(lambda st: True))),
+    PatchSpec("os.path", "isfile", replace=divert(_predicate(lambda st: not st.isdir()))),
+    PatchSpec("os.path", "isdir", replace=divert(_predicate(FileStat.isdir))),
+    PatchSpec("os.path", "getsize", replace=divert(_field("size"))),
+    PatchSpec("os.path", "getmtime", replace=divert(_field("last_modified"))),
 ])

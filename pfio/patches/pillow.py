@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..api import open_url
+from .locate import open_for_reading
 from .machinery import PatchSpec, define_target
 from .targets import is_remote
 
@@ -16,7 +16,7 @@ from .targets import is_remote
 def _open(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
     if not (args and is_remote(args[0])):
         return wrapped(*args, **kwargs)
-    f = open_url(args[0], "rb")
+    f = open_for_reading(args[0])
     try:
         image = wrapped(f, *args[1:], **kwargs)
     except BaseException:

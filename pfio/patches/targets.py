@@ -8,25 +8,82 @@ A *remote URI* is a ``str`` of the form ``scheme://...`` whose scheme a pfio fil
 from __future__ import annotations
 
 import contextlib
+import functools
+import logging
 import os
 import posixpath
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from .. import registry
+from .. import config, registry
+from .._uri import _SCHEME_RE
 from ..api import open_url
+from .locate import forget
+
+logger = logging.getLogger(__name__)
+
+#: whether pfio serves a scheme that is neither built in nor registered (INI custom schemes,
+#: fsspec protocols), asked once per scheme and process (an INI file reloaded later is not
+#: asked again)
+_other_schemes: dict[str, bool] = {}
 
 
 def is_remote(arg: Any) -> bool:
-    """True when ``arg`` is a URI that pfio should open instead of the patched library."""
+    """True when ``arg`` is a URL of a scheme that :func:`pfio.from_url` opens (built-in,
+    registered and entry-point schemes, custom schemes of the INI file, fsspec protocols),
+    which pfio should open instead of the patched library."""
     if type(arg) is not str:
         return False
     end = arg.find("://")
     if end <= 0:
         return False
-    return registry.is_registered(arg[:end].lower())
+    scheme = arg[:end].lower()
+    if registry.is_registered(scheme):
+        return True
+    served = _other_schemes.get(scheme)
+    if served is None:
+        if not _SCHEME_RE.match(scheme):
+            return False  # "dir/x://y" is a local path
+        served = _other_schemes[scheme] = _served_elsewhere(scheme, arg)
+    return served
+
+
+def divert(remote: Callable[..., Any]) -> Callable[[Any], Any]:
+    """A ``replace`` of :class:`~.machinery.PatchSpec` for functions whose first argument is
+    a path: the plain function it makes of ``original`` calls ``remote(*args, **kwargs)``
+    when that argument is a URL, and ``original`` for anything else at the cost of one
+    Python call (for functions that local code calls all the time, like ``os.stat``)."""
+
+    def make(original: Any) -> Any:
+        @functools.wraps(original)
+        def patched(*args: Any, **kwargs: Any) -> Any:
+            if args:
+                path = args[0]
+                if type(path) is str and "://" in path and is_remote(path):
+                    return remote(*args, **kwargs)
+            return original(*args, **kwargs)
+
+        return patched
+
+    return make
+
+
+def _served_elsewhere(scheme: str, url: str) -> bool:
+    """Whether the INI file or fsspec serves ``scheme``; warns (once: the answer is kept)
+    when nothing does."""
+    try:
+        registry.resolve(scheme)
+        return True
+    except ValueError:
+        if config.get_custom_scheme(scheme) is not None:
+            return True  # a malformed section: let from_url say what is wrong with it
+    logger.warning(
+        "pfio patches: no filesystem serves the scheme %r of %r, so the patched call "
+        "passes it to the original function as a local path; known schemes: %s",
+        scheme, url, ", ".join(registry.known_schemes()))
+    return False
 
 
 #: URLs a patch of this process wrote since it last made a local copy of them
@@ -55,6 +112,7 @@ def note_written(url: str) -> None:
     """Record that a patch is writing ``url``: the next :func:`local_copy` of it refetches
     (a cached copy made before the write would be stale)."""
     _written_here.add(url)
+    forget(url)
 
 
 @contextlib.contextmanager

@@ -9,16 +9,17 @@ from __future__ import annotations
 from typing import Any
 
 from ..api import open_url
+from .locate import open_for_reading
 from .machinery import PatchSpec, define_target
 from .targets import is_remote, note_written
 
 
 def _load(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
     if args and is_remote(args[0]):
-        with open_url(args[0], "rb") as f:
+        with open_for_reading(args[0]) as f:
             return wrapped(f, *args[1:], **kwargs)
     if is_remote(kwargs.get("f")):
-        with open_url(kwargs.pop("f"), "rb") as f:
+        with open_for_reading(kwargs.pop("f")) as f:
             return wrapped(f, *args, **kwargs)
     return wrapped(*args, **kwargs)
 

@@ -1,19 +1,24 @@
-"""Fixtures of the patch tests: no patch outlives a test, spooled reads use a private object
-cache, and ``remote`` runs a test on ``mem://`` and on S3 (a moto server over real HTTP)."""
+"""Fixtures of the patch tests: no patch (nor the cache switch) outlives a test, spooled
+reads use a private object cache, and ``remote`` runs a test on ``mem://`` and on S3 (a moto
+server over real HTTP)."""
 
 import secrets
+import shutil
+import site
+from pathlib import Path
 
 import pytest
 
 import pfio
 from pfio.cache.object_cache import ObjectCache, set_default_object_cache
-from pfio.patches import unpatch_all
+from pfio.patches import locate, unpatch_all
 
 
 @pytest.fixture(autouse=True)
 def _no_patches_left():
     yield
     unpatch_all()
+    locate.set_cache(False)
 
 
 @pytest.fixture(autouse=True)
@@ -39,3 +44,27 @@ def remote(request):
     fs = pfio.from_url(url)
     yield url, fs
     fs.close()
+
+
+#: the startup hook in the source tree (setup.py installs it at the top of site-packages)
+HOOK_SOURCE = Path(pfio.__file__).resolve().parent.parent / "pfio-patches.pth"
+
+
+def hook_installed() -> bool:
+    """True when this interpreter's site-packages holds pfio's startup hook."""
+    return any((Path(d) / HOOK_SOURCE.name).is_file() for d in site.getsitepackages())
+
+
+@pytest.fixture(scope="session")
+def startup_hook_path(tmp_path_factory):
+    """``PYTHONPATH`` entries that make Python processes run pfio's startup hook: none when
+    it is installed; else a ``sitecustomize`` that reads a copy of the hook from the source
+    tree as a site directory would (the test venv may hold an older pfio install)."""
+    if hook_installed():
+        return []
+    root = tmp_path_factory.mktemp("startup-hook")
+    (root / "site").mkdir()
+    shutil.copy(HOOK_SOURCE, root / "site" / HOOK_SOURCE.name)
+    (root / "sitecustomize.py").write_text(
+        f"import site\nsite.addsitedir({str(root / 'site')!r})\n")
+    return [str(root)]

@@ -2,17 +2,17 @@
 (test_dataloader_workers.py).
 
 It lives in a module of its own so that spawn and forkserver workers can import it by name,
-and it does not import pfio: what makes ``cv2.imread`` take URLs in a worker must be the
-patches that the worker inherits from the parent process.
+and it imports only cv2 (a DataLoader takes any object with ``__len__`` and
+``__getitem__``): what makes ``cv2.imread`` take URLs in a worker must be the patches that
+the worker inherits from the parent process.
 """
 
 import os
 
 import cv2
-import torch
 
 
-class ImreadDataset(torch.utils.data.Dataset):
+class ImreadDataset:
     """Item ``i``: ``(i, cv2.imread(urls[i]), the pid of the process that read it)``."""
 
     def __init__(self, urls):

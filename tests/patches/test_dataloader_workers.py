@@ -1,6 +1,10 @@
 """A 2-worker DataLoader whose dataset calls ``cv2.imread`` on ``s3://`` URLs (plain objects
 and zip members), with cv2 patched in the parent process only, under each start method.
 
+Neither the dataset module nor what the workers import of the training script imports
+pfio: the workers get the patches from pfio's startup hook (``pfio-patches.pth``), which
+applies those that the parent exported in ``PFIO_PATCHES``.
+
 The parent is a training script run in a fresh Python process, so that the forkserver it
 starts is its own (one that earlier tests started would have the environment of their time).
 To pay the imports of torch and OpenCV once, one run loads the data under the three start
@@ -32,8 +36,6 @@ import traceback
 import torch
 from imread_dataset import ImreadDataset
 
-import pfio
-
 
 def load(method, urls):
     loader = torch.utils.data.DataLoader(ImreadDataset(urls), batch_size=None, num_workers=2,
@@ -42,6 +44,8 @@ def load(method, urls):
 
 
 if __name__ == "__main__":
+    import pfio  # here only: spawned workers run this module without this block
+
     methods, urls = sys.argv[1].split(","), sys.argv[2:]
     pfio.patch_all(["cv2"])
     runs = {}
@@ -80,10 +84,10 @@ def _write_images(fs):
 
 
 @pytest.fixture(scope="module")
-def training_run(s3_server, tmp_path_factory):
+def training_run(s3_server, tmp_path_factory, startup_hook_path):
     """The images' URLs and the output of TRAIN_SCRIPT run over them under every start
     method. The script's environment holds the S3 settings (explicitly: this fixture outlives
-    ``s3_env``), an object cache directory of its own and no patches."""
+    ``s3_env``), an object cache directory of its own, no patches, and the startup hook."""
     creds = s3_server.credentials
     bucket = f"pfio-test-{secrets.token_hex(6)}"
     with S3(bucket, prefix="train", endpoint=s3_server.endpoint,
@@ -95,7 +99,8 @@ def training_run(s3_server, tmp_path_factory):
     (tmp / "train.py").write_text(TRAIN_SCRIPT)
     env = {k: v for k, v in os.environ.items() if k != "PFIO_PATCHES"}
     env.update(creds, S3_ENDPOINT=s3_server.endpoint, XDG_CACHE_HOME=str(tmp / "xdg"),
-               PYTHONPATH=os.pathsep.join(filter(None, [HERE, os.environ.get("PYTHONPATH")])))
+               PYTHONPATH=os.pathsep.join(filter(None, [HERE, *startup_hook_path,
+                                                         os.environ.get("PYTHONPATH")])))
     env.pop("AWS_ENDPOINT_URL", None)
     env.pop("AWS_PROFILE", None)
     result = subprocess.run([sys.executable, str(tmp / "train.py"), ",".join(METHODS), *urls],

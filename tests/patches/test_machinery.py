@@ -47,8 +47,8 @@ def test_patched_context_removes_only_what_it_added():
 
 def test_listing_what_is_patched():
     patch_all("os.path")
-    assert patched_functions() == ["os.path.exists", "os.path.getsize", "os.path.isdir",
-                                   "os.path.isfile"]
+    assert patched_functions() == ["os.path.exists", "os.path.getmtime", "os.path.getsize",
+                                   "os.path.isdir", "os.path.isfile"]
 
 
 def test_unknown_target_is_a_value_error():
@@ -103,5 +103,5 @@ def test_spawned_processes_inherit_patches(tmp_path):
 
 
 def test_patch_all_without_targets_patches_everything():
-    assert patch_all() == sorted(["builtins", "os.path", "cv2", "pandas", "PIL", "numpy",
-                                  "torch"])
+    assert patch_all() == sorted(["builtins", "os", "os.path", "glob", "cv2", "pandas", "PIL",
+                                  "numpy", "torch", "h5py", "soundfile"])

@@ -1,0 +1,125 @@
+"""From a URL handed to a patched call to the filesystem that serves it.
+
+Everything the patches do on a URL goes through the few functions here: :func:`split_url`
+(the one place where a URL is cut into a directory and a name), :func:`directory` (the
+filesystem of a directory URL, kept per process so that an archive's directory is read once,
+not on every call), :func:`stat_url`, :func:`list_directory` and :func:`open_for_reading`.
+
+Streamed reads (``open``, ``PIL``, ``numpy``, ``torch``, ``h5py``, ``soundfile``) go through
+the object cache when it is on (``patch_all(cache=True)``): small files are then kept whole
+and large ones in blocks, fetched as they are read (see :class:`pfio.cache.CachedFS`), so
+the next epoch reads local disk.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import IO, Any
+
+from .._uri import container_kind, parse_uri
+from ..api import from_url
+from ..fs.base import FS
+from ..fs.stat import FileStat
+
+#: environment variable that carries the cache switch to processes started by spawn or
+#: forkserver, as ``PFIO_PATCHES`` carries the targets
+CACHE_ENV_VAR = "PFIO_PATCHES_CACHE"
+
+#: filesystems kept per process before the memo starts over
+_MEMO_LIMIT = 256
+
+_lock = threading.Lock()
+_filesystems: dict[tuple[str, Any], FS] = {}
+_cache_on = os.environ.get(CACHE_ENV_VAR) == "1"
+
+
+def split_url(url: str) -> tuple[str, str]:
+    """``(directory URL, name)`` of ``url``; the name is ``""`` at a root (a bucket, a store):
+    ``"s3://b/train.zip/a/"`` gives ``("s3://b/train.zip", "a")``, ``"s3://b"`` gives
+    ``("s3://b", "")``."""
+    parent, name = parse_uri(url).split()
+    return str(parent), name
+
+
+def set_cache(on: bool) -> None:
+    """Read streamed files through the default object cache (``on``) or straight from their
+    filesystem; processes started by spawn or forkserver inherit the choice."""
+    global _cache_on
+    _cache_on = bool(on)
+    if _cache_on:
+        os.environ[CACHE_ENV_VAR] = "1"
+    else:
+        os.environ.pop(CACHE_ENV_VAR, None)
+
+
+def cache_on() -> bool:
+    """True when streamed reads go through the object cache."""
+    return _cache_on
+
+
+def directory(url: str, cached: bool = False) -> FS:
+    """The filesystem rooted at the directory ``url`` (an archive's included), read through
+    the default object cache when ``cached``. It is shared by the calls of this process:
+    never close it."""
+    cache = None
+    if cached:
+        from ..cache.object_cache import default_object_cache
+
+        cache = default_object_cache()
+    key = (url.rstrip("/") or url, cache)
+    fs = _filesystems.get(key)
+    if fs is None:
+        fs = from_url(url, cache=cache) if cache is not None else from_url(url)
+        with _lock:
+            if len(_filesystems) >= _MEMO_LIMIT:
+                _filesystems.clear()
+            fs = _filesystems.setdefault(key, fs)
+    return fs
+
+
+def forget(url: str) -> None:
+    """Drop the filesystems kept for ``url`` and below it (it is being written: an archive
+    there is about to change)."""
+    prefix = url.rstrip("/")
+    with _lock:
+        for key in [k for k in _filesystems if k[0] == prefix or k[0].startswith(prefix + "/")]:
+            del _filesystems[key]
+
+
+def stat_url(url: str) -> FileStat:
+    """The :class:`FileStat` of ``url`` (a root is a directory).
+
+    Raises:
+        FileNotFoundError: nothing exists at ``url``.
+    """
+    parent, name = split_url(url)
+    return directory(parent).stat(name)
+
+
+def list_directory(url: str) -> list[FileStat]:
+    """The entries of the directory ``url`` (an archive's included), as ``FS.list`` with
+    ``detail=True`` gives them.
+
+    Raises:
+        FileNotFoundError: nothing exists at ``url`` (a root lists empty instead).
+        NotADirectoryError: ``url`` names a file.
+    """
+    parent, name = split_url(url)
+    if not name or container_kind(name):
+        return list(directory(url).list("", detail=True))
+    return list(directory(parent).list(name, detail=True))
+
+
+def open_for_reading(url: str) -> IO[bytes]:
+    """A seekable binary file object reading ``url`` (through the object cache when it is
+    on): ranged reads, no copy of the whole file up front.
+
+    Raises:
+        FileNotFoundError: ``url`` does not exist.
+        IsADirectoryError: ``url`` names a directory or a root.
+    """
+    parent, name = split_url(url)
+    if not name:
+        raise IsADirectoryError(f"{url!r} names a root, not a file")
+    return directory(parent, cached=_cache_on).open(name, "rb")

@@ -1,0 +1,58 @@
+"""Build hooks that pyproject.toml cannot express: the ``pfio-patches.pth`` startup hook.
+
+The hook goes to the top of ``site-packages`` (a ``.pth`` file is only read there), so that
+every Python process whose environment has ``PFIO_PATCHES`` set (DataLoader workers started
+by spawn or forkserver) imports pfio at startup and re-applies the parent's patches; see
+:mod:`pfio.patches`. With the variable unset the line costs one dictionary lookup.
+"""
+
+import os
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+from setuptools.command.editable_wheel import editable_wheel
+
+HOOK = "pfio-patches.pth"
+HOOK_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), HOOK)
+
+
+class BuildWithStartupHook(build_py):
+    """``build_py`` that also puts the startup hook at the top of the build (and so of the
+    wheel, regular or editable)."""
+
+    def run(self) -> None:
+        super().run()
+        self.copy_file(HOOK_SOURCE, os.path.join(self.build_lib, HOOK))
+
+    def get_outputs(self, include_bytecode: bool = True) -> list:
+        return [*super().get_outputs(include_bytecode), os.path.join(self.build_lib, HOOK)]
+
+
+class _WithStartupHook:
+    """An editable-install strategy of setuptools that also writes the startup hook."""
+
+    def __init__(self, strategy) -> None:
+        self._strategy = strategy
+
+    def __call__(self, wheel, files, mapping) -> None:
+        self._strategy(wheel, files, mapping)
+        with open(HOOK_SOURCE, "rb") as f:
+            wheel.writestr(HOOK, f.read())
+
+    def __enter__(self):
+        self._strategy.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._strategy.__exit__(*exc)
+
+
+class EditableWithStartupHook(editable_wheel):
+    """``pip install -e .`` installs the startup hook too (an editable wheel holds no
+    build output of its own)."""
+
+    def _select_strategy(self, *args, **kwargs):
+        return _WithStartupHook(super()._select_strategy(*args, **kwargs))
+
+
+setup(cmdclass={"build_py": BuildWithStartupHook, "editable_wheel": EditableWithStartupHook})
