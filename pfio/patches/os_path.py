@@ -7,18 +7,16 @@ for a missing path, ``getsize`` raises ``FileNotFoundError``.
 
 from __future__ import annotations
 
-import posixpath
 from typing import Any
 
-from ..api import from_url
+from ..fs.resolver import locate
 from .machinery import PatchSpec, define_target
 from .targets import is_remote
 
 
 def _stat(url: str) -> Any:
-    parent, name = posixpath.split(url.rstrip("/"))
-    with from_url(parent) as fs:
-        return fs.stat(name)
+    fs, name = locate(url)  # an archive on the way is the resolver's shared one
+    return fs.stat(name)
 
 
 def _predicate(check: Any) -> Any:
