@@ -39,6 +39,12 @@ def add_container_suffix(suffix: str, kind: str) -> None:
     CONTAINER_SUFFIXES = tuple(sorted(kept + [(suffix, kind)], key=lambda sk: -len(sk[0])))
 
 
+def remove_container_suffixes(kind: str) -> None:
+    """Stop opening path components as containers of ``kind``."""
+    global CONTAINER_SUFFIXES
+    CONTAINER_SUFFIXES = tuple((s, k) for s, k in CONTAINER_SUFFIXES if k != kind)
+
+
 class URI(NamedTuple):
     """A parsed URL: ``scheme://netloc/path`` (an immutable, cheap named tuple).
 

@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ._uri import URI, add_container_suffix
+from ._uri import URI, add_container_suffix, remove_container_suffixes
 
 if TYPE_CHECKING:
     from .fs.base import FS
@@ -47,11 +47,15 @@ _BUILTIN: dict[str, str] = {
 #: serves the schemes pfio has no backend of its own for, through fsspec (loaded lazily)
 FSSPEC_FALLBACK = "pfio.integrations.fsspec:FsspecFS"
 
-#: container kind -> ``factory(fs, path, mode, **options)`` (import paths of the built-ins)
-_containers: dict[str, Callable[..., Any] | str] = {
-    "zip": "pfio.containers.zip:Zip",
-    "tar": "pfio.containers.tar:Tar",
+#: the built-in containers: kind -> (import path, suffixes)
+_BUILTIN_CONTAINERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "zip": ("pfio.containers.zip:Zip", (".zip",)),
+    "tar": ("pfio.containers.tar:Tar", (".tar", ".tar.gz", ".tgz")),
 }
+
+#: container kind -> ``factory(fs, path, mode, **options)`` (or its import path)
+_containers: dict[str, Callable[..., Any] | str] = {
+    kind: path for kind, (path, _) in _BUILTIN_CONTAINERS.items()}
 
 _lock = threading.Lock()
 _registered: dict[str, Factory | str] = {}
@@ -197,6 +201,18 @@ def register_container(kind: str, factory: Callable[..., Any] | str,
         for suffix in suffixes:
             add_container_suffix(suffix, kind)
         _containers[kind] = factory
+
+
+def unregister_container(kind: str) -> None:
+    """Remove the container ``kind`` and its suffixes (a built-in one comes back)."""
+    with _lock:
+        remove_container_suffixes(kind)
+        _containers.pop(kind, None)
+        builtin = _BUILTIN_CONTAINERS.get(kind)
+        if builtin is not None:
+            _containers[kind] = builtin[0]
+            for suffix in builtin[1]:
+                add_container_suffix(suffix, kind)
 
 
 def container_factory(kind: str) -> Callable[..., Any]:
