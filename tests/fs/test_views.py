@@ -69,3 +69,10 @@ def test_pfio2_options_pass_without_a_warning():
         warnings.simplefilter("error")
         MemoryFS("views-v2", trace=True)
         S3("bkt", trace=True, endpoint="http://127.0.0.1:1")
+
+
+def test_an_archive_names_an_unknown_option_in_a_warning(tmp_path):
+    with zipfile.ZipFile(tmp_path / "w.zip", "w") as z:
+        z.writestr("x", b"x")
+    with pytest.warns(UserWarning, match="'whole_member_limt'"):
+        Local(str(tmp_path)).open_zip("w.zip", whole_member_limt=1).close()
