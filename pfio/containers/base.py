@@ -217,13 +217,21 @@ class ArchiveFS(FS):
 
     def _read_at(self, offset: int, size: int) -> bytes:
         """Up to ``size`` bytes at ``offset`` of the backing file (one ranged request on S3,
-        ``os.pread`` on a local file), from any thread."""
-        return self._reads().read_at(offset, size)
+        ``os.pread`` on a local file), from any thread. While it runs, a release waits."""
+        self._member_opened()
+        try:
+            return self._reads().read_at(offset, size)
+        finally:
+            self._member_closed()
 
     def _read_tail(self, size: int) -> tuple[int, bytes]:
         """The last ``size`` bytes of the backing file and the offset they start at (one
         suffix-range request on S3)."""
-        return self._reads().read_tail(size)
+        self._member_opened()
+        try:
+            return self._reads().read_tail(size)
+        finally:
+            self._member_closed()
 
     @property
     def index(self) -> ArchiveIndex:
@@ -245,8 +253,12 @@ class ArchiveFS(FS):
     # -- member lifetimes ---------------------------------------------------------------
 
     def _member_opened(self) -> None:
+        """A member file (or one read) starts using the backing file: a release waits for
+        it. A closed archive refuses, unless members opened before are still reading."""
         state = self._state()
         with state.lock:
+            if self._closed and state.open_members <= 0:
+                raise ValueError(f"I/O operation on a closed archive: {self.name}")
             state.open_members += 1
 
     def _member_closed(self) -> None:

@@ -243,3 +243,32 @@ def test_patched_open_of_a_member_on_s3_reuses_the_archive(s3_zip, s3_requests):
         with open(f"{url}/m/00003.bin", "rb") as f:
             assert f.read() == members["m/00003.bin"]
     assert len(log) == 1 and log[0][0] == "GET"
+
+
+def test_a_release_waits_for_a_read_in_progress(store, monkeypatch):
+    import threading
+
+    from pfio.fs.positional import PositionalReader
+
+    url, fs = store
+    _put(fs, "a.zip", _zip_bytes({"x": b"x" * 100}))
+    archive, name = resolver.locate(f"{url}/a.zip/x")
+    started, go_on = threading.Event(), threading.Event()
+    original = PositionalReader.read_at
+
+    def slow_read_at(self, offset, size):
+        started.set()
+        go_on.wait(30)
+        return original(self, offset, size)
+
+    monkeypatch.setattr(PositionalReader, "read_at", slow_read_at)
+    result = []
+    reader = threading.Thread(target=lambda: result.append(archive.open(name).read()))
+    reader.start()
+    assert started.wait(30)
+    archive.release()  # as an eviction does, from another thread
+    assert archive._io.file is not None
+    go_on.set()
+    reader.join(30)
+    assert result == [b"x" * 100]
+    assert archive._io.file is None
