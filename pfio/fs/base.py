@@ -11,6 +11,7 @@ from __future__ import annotations
 import abc
 import errno
 import fnmatch
+import functools
 import io
 import os
 import posixpath
@@ -101,8 +102,10 @@ class FS(abc.ABC):
         if compression is not None:
             from ..compression import open_compressed
 
-            return open_compressed(self, path, parsed, compression, buffering, encoding,
-                                   errors, newline, **kwargs)
+            compresslevel = kwargs.pop("compresslevel", None)
+            return open_compressed(functools.partial(self._open, path, **kwargs), path,
+                                   self._describe(path), parsed, compression, buffering,
+                                   encoding, errors, newline, compresslevel)
         return self._open(path, parsed, buffering, encoding, errors, newline, **kwargs)
 
     def _open(
