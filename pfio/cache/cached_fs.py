@@ -137,12 +137,6 @@ class CachedFS(FS):
         """The wrapped filesystem's identity of ``path``: a cache changes no bytes."""
         return self.fs.identity(path)
 
-    @property
-    def validation(self) -> tuple[str, float]:  # type: ignore[override]
-        """The object cache's policy: an archive read through it is checked as its
-        cached bytes are."""
-        return self.cache.validate, self.cache.ttl
-
     def _root(self) -> str:
         return self.fs._root()
 
