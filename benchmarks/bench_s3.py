@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness import Row, best_of, main, run_in_baseline  # noqa: E402
+from harness import Row, best_of, ceph_endpoint, main, run_in_baseline  # noqa: E402
 
 from pfio.fs.s3 import S3  # noqa: E402
 from pfio.testing.faultproxy import FaultProxy  # noqa: E402
@@ -214,20 +214,6 @@ def _sequential(endpoint: str, quick: bool) -> list[Row]:
     ]
 
 
-def _ceph() -> tuple[str, dict[str, str]] | None:
-    """The endpoint and credentials of a Ceph RADOS Gateway started by
-    ``scripts/ceph-rgw.sh start``, if one runs."""
-    path = Path(os.environ.get("PFIO_CEPH_ENV", "/tmp/pfio-ceph/env"))
-    if not path.exists():
-        return None
-    settings = dict(line.strip().split("=", 1) for line in path.read_text().splitlines()
-                    if "=" in line)
-    return settings["PFIO_TEST_CEPH_ENDPOINT"], {
-        "AWS_ACCESS_KEY_ID": settings["PFIO_TEST_CEPH_ACCESS_KEY"],
-        "AWS_SECRET_ACCESS_KEY": settings["PFIO_TEST_CEPH_SECRET_KEY"],
-        "AWS_DEFAULT_REGION": "us-east-1"}
-
-
 def run(quick: bool) -> list[Row]:
     """The three S3 benchmarks against one moto server (and the zip one against Ceph's
     RADOS Gateway too when ``scripts/ceph-rgw.sh start`` runs one); ``quick`` makes them
@@ -237,7 +223,7 @@ def run(quick: bool) -> list[Row]:
         rows = _many_objects(server.endpoint, quick)
         rows += _zip_members(server.endpoint, quick)
         rows += _sequential(server.endpoint, quick)
-    ceph = _ceph()
+    ceph = ceph_endpoint()
     if ceph is not None:
         endpoint, credentials = ceph
         os.environ.update(credentials)

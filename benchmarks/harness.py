@@ -144,6 +144,20 @@ def run_in_baseline(name: str, code: str, env: dict[str, str] | None = None,
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def ceph_endpoint() -> tuple[str, dict[str, str]] | None:
+    """The endpoint and credentials of a Ceph RADOS Gateway started by
+    ``scripts/ceph-rgw.sh start``, if one runs."""
+    path = Path(os.environ.get("PFIO_CEPH_ENV", "/tmp/pfio-ceph/env"))
+    if not path.exists():
+        return None
+    settings = dict(line.strip().split("=", 1) for line in path.read_text().splitlines()
+                    if "=" in line)
+    return settings["PFIO_TEST_CEPH_ENDPOINT"], {
+        "AWS_ACCESS_KEY_ID": settings["PFIO_TEST_CEPH_ACCESS_KEY"],
+        "AWS_SECRET_ACCESS_KEY": settings["PFIO_TEST_CEPH_SECRET_KEY"],
+        "AWS_DEFAULT_REGION": "us-east-1"}
+
+
 def main(run: Callable[[bool], list[Row]]) -> None:
     """Entry point of a single benchmark script: ``--quick`` for a small run."""
     quick = "--quick" in sys.argv

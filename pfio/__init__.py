@@ -20,7 +20,13 @@ from .api import from_url, open_url
 from .errors import ArchiveError, MemberNotFoundError
 from .fs.base import FS
 from .fs.stat import FileStat
-from .registry import known_schemes, register_filesystem, unregister_filesystem
+from .registry import (
+    known_schemes,
+    register_container,
+    register_filesystem,
+    unregister_container,
+    unregister_filesystem,
+)
 
 __version__ = "3.0.0.dev0"
 
@@ -77,7 +83,9 @@ __all__ = [
     "known_schemes",
     "open_url",
     "parse_uri",
+    "register_container",
     "register_filesystem",
+    "unregister_container",
     "unregister_filesystem",
     "__version__",
 ]

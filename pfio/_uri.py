@@ -18,13 +18,31 @@ from typing import NamedTuple
 
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*$")
 
-#: File name suffixes that :func:`pfio.from_url` opens as containers.
+#: File name suffixes that :func:`pfio.from_url` opens as containers, and their kinds (the
+#: names of container factories in :mod:`pfio.registry`); longer suffixes come first.
 CONTAINER_SUFFIXES: tuple[tuple[str, str], ...] = (
+    (".tar.gz", "tar"),
     (".zip", "zip"),
     (".tar", "tar"),
-    (".tar.gz", "tar"),
     (".tgz", "tar"),
 )
+
+
+def add_container_suffix(suffix: str, kind: str) -> None:
+    """Open path components ending in ``suffix`` (case-insensitive) as containers of
+    ``kind`` (see :func:`pfio.registry.register_container`)."""
+    global CONTAINER_SUFFIXES
+    suffix = suffix.lower()
+    if not suffix.startswith(".") or "/" in suffix:
+        raise ValueError(f"a container suffix starts with '.' and has no '/': {suffix!r}")
+    kept = [(s, k) for s, k in CONTAINER_SUFFIXES if s != suffix]
+    CONTAINER_SUFFIXES = tuple(sorted(kept + [(suffix, kind)], key=lambda sk: -len(sk[0])))
+
+
+def remove_container_suffixes(kind: str) -> None:
+    """Stop opening path components as containers of ``kind``."""
+    global CONTAINER_SUFFIXES
+    CONTAINER_SUFFIXES = tuple((s, k) for s, k in CONTAINER_SUFFIXES if k != kind)
 
 
 class URI(NamedTuple):
@@ -127,13 +145,14 @@ def split_container_path(path: str) -> tuple[str, list[tuple[str, str]], str]:
 
     Returns ``(outer, [(container_path, kind), ...], inner)``: ``outer`` is the directory that
     holds the first container, each container path is relative to the FS before it, and
-    ``inner`` is what remains inside the last container. ``kind`` is ``"zip"`` or ``"tar"``.
+    ``inner`` is what remains inside the last container. ``kind`` is ``"zip"``, ``"tar"`` or
+    a registered kind (see :data:`CONTAINER_SUFFIXES`).
 
     >>> split_container_path("/data/train.zip/img/1.jpg")
     ('/data', [('train.zip', 'zip')], 'img/1.jpg')
     """
     lowered = path.lower()
-    if ".zip" not in lowered and ".tar" not in lowered and ".tgz" not in lowered:
+    if not any(suffix in lowered for suffix, _ in CONTAINER_SUFFIXES):
         return path, [], ""  # fast path: no component can name a container
     parts = path.split("/")
     containers: list[tuple[str, str]] = []
@@ -155,7 +174,8 @@ def split_container_path(path: str) -> tuple[str, list[tuple[str, str]], str]:
 
 
 def container_kind(name: str) -> str | None:
-    """Return ``"zip"`` or ``"tar"`` when ``name`` ends with a container suffix, else None."""
+    """The kind of container (``"zip"``, ``"tar"``, or a registered one) that ``name``'s
+    suffix names, else None."""
     lowered = name.lower()
     for suffix, kind in CONTAINER_SUFFIXES:
         if lowered.endswith(suffix) and len(lowered) > len(suffix):

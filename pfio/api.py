@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import posixpath
 from typing import IO, Any
 
 from . import registry
-from ._uri import URI, container_kind, parse_uri, split_container_path
+from ._uri import URI, parse_uri, split_container_path
+from .fs import resolver
 from .fs.base import FS
 
 
@@ -41,42 +41,16 @@ def from_url(url: str, *, create: bool = False, **options: Any) -> FS:
     cache = options.pop("cache", None)
     if create:
         options["create"] = True
-    outer, containers, _ = split_container_path(uri.path)
-    if not containers:
-        return _cached(registry.create(uri, **options), cache)
-    fs, rest = _descend(_cached(registry.create(uri.with_path(outer), **options), cache),
-                        uri.path[len(outer):])
+    wrap = None if cache is None or cache is False else lambda fs: _cached(fs, cache)
+    fs, rest = resolver.open_directory(uri, shared=False, wrap=wrap, **options)
     return fs.subfs(rest) if rest else fs
 
 
 def _cached(fs: FS, cache: Any) -> FS:
-    """``fs`` read through the object cache ``cache`` names (None or False: no cache)."""
-    if cache is None or cache is False:
-        return fs
+    """``fs`` read through the object cache ``cache`` names."""
     from .cache.cached_fs import CachedFS
 
     return CachedFS(fs, cache)
-
-
-def _descend(fs: FS, path: str) -> tuple[FS, str]:
-    """Open every container named along ``path``; return the innermost FS and what is left
-    of ``path`` inside it."""
-    pending: list[str] = []
-    for part in path.split("/"):
-        if not part:
-            continue
-        kind = container_kind(part)
-        if kind is None:
-            pending.append(part)
-            continue
-        member = "/".join(pending + [part])
-        try:
-            fs = fs.open_zip(member) if kind == "zip" else fs.open_tar(member)
-        except IsADirectoryError:
-            pending.append(part)  # a directory that merely looks like a container
-            continue
-        pending = []
-    return fs, "/".join(pending)
 
 
 def open_url(url: str, mode: str = "r", **kwargs: Any) -> IO[Any]:
@@ -85,7 +59,9 @@ def open_url(url: str, mode: str = "r", **kwargs: Any) -> IO[Any]:
     ``mode`` defaults to text reading (``"r"``), as for builtin ``open`` and PFIO 2.x; use
     ``"rb"`` for bytes. Other keyword arguments are those of :meth:`FS.open` (``encoding``,
     ``newline``, ``buffering``, ...). A member of a container is reached through the
-    container's path: ``open_url("s3://b/train.zip/img/0001.jpg", "rb")``.
+    container's path: ``open_url("s3://b/train.zip/img/0001.jpg", "rb")``; the archive is
+    opened once per process and shared (see :mod:`pfio.fs.resolver`), so each call costs
+    one read of the member.
 
     Raises:
         FileNotFoundError: the file does not exist (a missing container member raises an
@@ -93,23 +69,15 @@ def open_url(url: str, mode: str = "r", **kwargs: Any) -> IO[Any]:
         ValueError: a malformed URL or an unknown scheme.
     """
     uri = parse_uri(url)
-    outer, containers, _ = split_container_path(uri.path)
-    if not containers:
+    if not split_container_path(uri.path)[1]:
         factory = registry.resolve(uri.scheme)
         opener = getattr(getattr(factory, "__self__", None), "_open_uri", None)
         if opener is not None:
             return opener(uri, mode, **kwargs)
-        parent, name = posixpath.split(uri.path)
-        return factory(uri.with_path(parent)).open(name, mode, **kwargs)
-    fs, rest = _descend(registry.resolve(uri.scheme)(uri.with_path(outer)),
-                        uri.path[len(outer):])
-    if not rest:
-        raise IsADirectoryError(f"{url!r} names a container, not a file in it")
-    try:
-        return fs.open(rest, mode, **kwargs)
-    finally:
-        # a container releases its backing file once the members opened from it are closed
-        fs.close()
+    fs, name = resolver.locate(uri)  # an archive on the way is opened once per process
+    if not name:
+        raise IsADirectoryError(f"{url!r} names the root of a filesystem, not a file")
+    return fs.open(name, mode, **kwargs)
 
 
 __all__ = ["from_url", "open_url", "URI"]

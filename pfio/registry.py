@@ -11,6 +11,10 @@ Third-party packages add schemes without touching pfio, in one of two ways:
 
 A factory is any callable ``factory(uri: pfio.URI, **options) -> FS`` returning a filesystem
 rooted at ``uri`` (an FS class with a ``from_uri`` classmethod may be registered directly).
+
+Containers (archives opened as filesystems: ``zip``, ``tar``) are registry entries too,
+found by kind and loaded by import path, so that the base filesystem module imports none of
+them; :func:`register_container` adds a kind and the file name suffixes that name it.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ._uri import URI
+from ._uri import URI, add_container_suffix, remove_container_suffixes
 
 if TYPE_CHECKING:
     from .fs.base import FS
@@ -42,6 +46,16 @@ _BUILTIN: dict[str, str] = {
 
 #: serves the schemes pfio has no backend of its own for, through fsspec (loaded lazily)
 FSSPEC_FALLBACK = "pfio.integrations.fsspec:FsspecFS"
+
+#: the built-in containers: kind -> (import path, suffixes)
+_BUILTIN_CONTAINERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "zip": ("pfio.containers.zip:Zip", (".zip",)),
+    "tar": ("pfio.containers.tar:Tar", (".tar", ".tar.gz", ".tgz")),
+}
+
+#: container kind -> ``factory(fs, path, mode, **options)`` (or its import path)
+_containers: dict[str, Callable[..., Any] | str] = {
+    kind: path for kind, (path, _) in _BUILTIN_CONTAINERS.items()}
 
 _lock = threading.Lock()
 _registered: dict[str, Factory | str] = {}
@@ -161,6 +175,59 @@ def _import(path: str) -> Any:
     module_name, _, attribute = path.partition(":")
     module = sys.modules.get(module_name) or importlib.import_module(module_name)
     return getattr(module, attribute) if attribute else module
+
+
+def register_container(kind: str, factory: Callable[..., Any] | str,
+                       suffixes: tuple[str, ...] = (), *, override: bool = False) -> None:
+    """Open archives of ``kind`` with ``factory``.
+
+    Args:
+        kind: the container kind, e.g. ``"zip"``.
+        factory: ``factory(fs, path, mode="r", **options) -> FS`` opening the archive at
+            ``path`` on ``fs`` (an :class:`~pfio.containers.base.ArchiveFS` subclass fits),
+            or its import path ``"package.module:attribute"``, loaded on first use.
+        suffixes: file name suffixes (``".myar"``) that make a URL path component an archive
+            of this kind for :func:`pfio.from_url` and :func:`pfio.open_url`.
+        override: replace an existing kind instead of raising.
+
+    Raises:
+        ValueError: ``kind`` is registered already and ``override`` is false, or a suffix
+            does not start with ``"."``.
+    """
+    with _lock:
+        if kind in _containers and not override:
+            raise ValueError(f"container kind {kind!r} is already registered; pass "
+                             "override=True to replace it")
+        for suffix in suffixes:
+            add_container_suffix(suffix, kind)
+        _containers[kind] = factory
+
+
+def unregister_container(kind: str) -> None:
+    """Remove the container ``kind`` and its suffixes (a built-in one comes back)."""
+    with _lock:
+        remove_container_suffixes(kind)
+        _containers.pop(kind, None)
+        builtin = _BUILTIN_CONTAINERS.get(kind)
+        if builtin is not None:
+            _containers[kind] = builtin[0]
+            for suffix in builtin[1]:
+                add_container_suffix(suffix, kind)
+
+
+def container_factory(kind: str) -> Callable[..., Any]:
+    """The factory of the container ``kind`` (imported on first use).
+
+    Raises:
+        ValueError: no container of that kind is registered.
+    """
+    factory = _containers.get(kind)
+    if factory is None:
+        raise ValueError(f"unknown container kind {kind!r}: known kinds are "
+                         f"{', '.join(sorted(_containers))}")
+    if isinstance(factory, str):
+        factory = _containers[kind] = _import(factory)
+    return factory
 
 
 def _load_entry_points() -> None:

@@ -11,7 +11,6 @@ removals and renames forget what is cached of the paths they touch.
 
 from __future__ import annotations
 
-import copy
 import os
 from collections.abc import Iterator
 from typing import IO, Any
@@ -129,10 +128,14 @@ class CachedFS(FS):
         self.cache.invalidate_source(Source(self.fs, path))
 
     def subfs(self, path: str) -> CachedFS:
-        """The same cache over ``fs.subfs(path)``."""
-        sub = copy.copy(self)
+        """The same cache over ``fs.subfs(path)`` (a view: nothing is copied)."""
+        sub = self._view()
         sub.fs = self.fs.subfs(path)
         return sub
+
+    def identity(self, path: str) -> str:
+        """The wrapped filesystem's identity of ``path``: a cache changes no bytes."""
+        return self.fs.identity(path)
 
     def _root(self) -> str:
         return self.fs._root()

@@ -26,8 +26,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import IO, Any, Literal
 
-from .._uri import parse_uri
 from ..fs.base import FS
+from ..fs.resolver import locate
 from ..fs.stat import FileStat
 from ..trace import hook
 from .base import default_cache_dir
@@ -117,16 +117,15 @@ class ObjectCache:
         self._reset_memos()
 
     def _reset_memos(self) -> None:
-        """What this process remembers to make a hit cheap: filesystems by parent URL,
-        identities by URL, shard directories made, and metadata by file version."""
-        self._filesystems: dict[tuple[str, str], FS] = {}
+        """What this process remembers to make a hit cheap: identities by URL, shard
+        directories made, and metadata by file version."""
         self._identities: dict[tuple[str, str], str] = {}
         self._shards: set[str] = set()
         self._metas: dict[str, tuple[tuple[int, int, int], dict[str, Any]]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        for memo in ("_filesystems", "_identities", "_shards", "_metas"):
+        for memo in ("_identities", "_shards", "_metas"):
             del state[memo]
         state.update(_usage=None, _additions=0)
         return state
@@ -142,19 +141,14 @@ class ObjectCache:
     # -- by URL --------------------------------------------------------------------------
 
     def source(self, url: str, **options: Any) -> Source:
-        """The :class:`Source` of a pfio URL (``options`` as for :func:`pfio.from_url`)."""
-        parent, name = parse_uri(url).split()
+        """The :class:`Source` of a pfio URL (``options`` as for :func:`pfio.from_url`);
+        an archive on the way is the resolver's shared one (see :mod:`pfio.fs.resolver`)."""
+        fs, name = locate(url, **options)
         if not name:
             raise IsADirectoryError(f"{url!r} names a directory, not a file")
-        marker = (str(parent), repr(sorted(options.items())))
-        fs = self._filesystems.get(marker)
-        if fs is None:
-            from ..api import from_url
-
-            fs = self._filesystems[marker] = from_url(str(parent), **options)
         if len(self._identities) > _MEMO_LIMIT:
             self._identities.clear()
-        url_marker = (url, marker[1])
+        url_marker = (url, repr(sorted(options.items())))
         identity = self._identities.get(url_marker)
         source = Source(fs, name, identity)
         self._identities[url_marker] = source.identity

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..demo.run import add_demo_parser
-from ..trace.cli import add_trace_parser
 from ..trace.redact import RedactingFilter
 from .common import UsageError, describe_error
+from .trace import add_trace_parser
 
 _DESCRIPTION = """\
 pfio: look at and move files on any filesystem pfio serves.
@@ -99,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub[name] = commands.add_parser(
             name, help=summary, description=description, epilog="examples:\n" + examples,
             formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_trace_parser(commands)  # pfio trace summary|merge (pfio/trace/cli.py)
+    add_trace_parser(commands)  # pfio trace summary|merge (pfio/cli/trace.py)
     add_demo_parser(commands)  # pfio demo (pfio/demo/run.py)
 
     sub["ls"].add_argument("url", nargs="?", default=".", metavar="URL",

@@ -7,8 +7,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, TypeVar
 
-from .._uri import parse_uri
-from ..api import from_url
+from ..fs import resolver
 from ..fs.base import FS
 
 #: bytes moved per read/write when copying (a large block keeps remote reads few)
@@ -22,12 +21,10 @@ class UsageError(Exception):
 
 
 def locate(url: str) -> tuple[FS, str]:
-    """The filesystem of the directory holding ``url`` and the name in it (``""`` when
-    ``url`` is the root of its filesystem). Containers along the way are opened."""
-    parent, name = parse_uri(url).split()
-    if not name:
-        return from_url(url), ""
-    return from_url(str(parent)), name
+    """The filesystem holding ``url`` and the name in it (``""`` when ``url`` is the root of
+    its filesystem); containers along the way are opened. The caller closes the filesystem
+    (see :func:`pfio.fs.resolver.locate`)."""
+    return resolver.locate(url, shared=False)
 
 
 def copy_file(src: FS, src_path: str, dst: FS, dst_path: str, **open_options: Any) -> None:

@@ -36,22 +36,24 @@ every codec alike. An unknown codec name raises ``ValueError`` listing the suppo
 from __future__ import annotations
 
 import io
-from typing import IO, TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import IO, Any
 
 from ..fs.modes import Mode
 from ..fs.writers import atomic_writer, text_reader
 from .codecs import CODECS, MAGIC_SIZE, SUPPORTED, Codec, by_extension, by_magic, by_name
 from .streams import CompressingSink, DecompressingReader
 
-if TYPE_CHECKING:
-    from ..fs.base import FS
+#: ``open_file(mode, buffering, encoding, errors, newline)``: the stored file, opened
+OpenFile = Callable[[Mode, int, "str | None", "str | None", "str | None"], IO[Any]]
 
 _BINARY_READ = Mode("r", True, False)
 
 
 def open_compressed(
-    fs: FS,
-    path: str,
+    open_file: OpenFile,
+    name: str,
+    where: str,
     mode: Mode,
     compression: str,
     buffering: int = -1,
@@ -59,12 +61,18 @@ def open_compressed(
     errors: str | None = None,
     newline: str | None = None,
     compresslevel: int | None = None,
-    **kwargs: Any,
 ) -> IO[Any]:
-    """Open ``path`` on ``fs`` through ``compression`` (see the module documentation).
+    """Open a file through ``compression`` (see the module documentation).
 
-    ``FS.open`` calls this when its ``compression`` argument is not None; the other
-    arguments are those of ``FS.open``, ``kwargs`` going to the backend.
+    ``FS.open`` calls this when its ``compression`` argument is not None.
+
+    Args:
+        open_file: opens the stored (compressed) file in a given mode.
+        name: the file's name (its extension names a codec under ``"infer"``).
+        where: a readable name of the file, for errors.
+        mode, buffering, encoding, errors, newline: as for ``FS.open``.
+        compression: ``"infer"`` or a codec name.
+        compresslevel: the codec's level when writing (its default if None).
 
     Raises:
         ValueError: an unknown ``compression``.
@@ -76,36 +84,36 @@ def open_compressed(
     if mode.plus:
         raise io.UnsupportedOperation("compressed files cannot be opened in update ('+') modes")
     if mode.kind == "r":
-        binary = _open_reader(fs, path, codec, buffering, kwargs)
+        binary = _open_reader(open_file, name, where, codec, buffering)
         return binary if mode.binary else text_reader(binary, encoding, errors, newline)
-    codec = codec or by_extension(path)
+    codec = codec or by_extension(name)
     if codec is None:
-        return fs._open(path, mode, buffering, encoding, errors, newline, **kwargs)
+        return open_file(mode, buffering, encoding, errors, newline)
     codec.require()
-    raw = fs._open(path, Mode(mode.kind, True, False), -1, None, None, None, **kwargs)
-    sink = CompressingSink(raw, codec, fs._describe(path), compresslevel)
+    raw = open_file(Mode(mode.kind, True, False), -1, None, None, None)
+    sink = CompressingSink(raw, codec, where, compresslevel)
     return atomic_writer(sink, mode, buffering, encoding, errors, newline)
 
 
-def _open_reader(fs: FS, path: str, codec: Codec | None, buffering: int,
-                 kwargs: dict[str, Any]) -> IO[bytes]:
+def _open_reader(open_file: OpenFile, name: str, where: str, codec: Codec | None,
+                 buffering: int) -> IO[bytes]:
     """A buffered reader of the decompressed bytes, or the raw file when ``codec`` is None
     and neither the content nor the name show a codec."""
     if codec is not None:
         codec.require()
 
     def open_raw() -> IO[bytes]:
-        return fs._open(path, _BINARY_READ, -1, None, None, None, **kwargs)
+        return open_file(_BINARY_READ, -1, None, None, None)
 
     raw = open_raw()
     try:
         if codec is None:
             head, raw = _head(raw, open_raw)
-            codec = by_magic(head) or by_extension(path)
+            codec = by_magic(head) or by_extension(name)
             if codec is None:
                 return raw
             codec.require()
-        reader = DecompressingReader(open_raw, codec, fs._describe(path), raw)
+        reader = DecompressingReader(open_raw, codec, where, raw)
     except BaseException:
         raw.close()
         raise

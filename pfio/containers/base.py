@@ -123,6 +123,22 @@ def _escapes(name: str) -> bool:
     return False
 
 
+class _BackingFile:
+    """The backing file of an archive in one process, shared by the archive and the views
+    :meth:`ArchiveFS.subfs` makes of it: the open file, its positional reader, how many
+    member files (streams) are open, and whether closing waits for them."""
+
+    __slots__ = ("pid", "lock", "file", "reads", "open_members", "release_pending")
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.lock = threading.RLock()
+        self.file: IO[bytes] | None = None
+        self.reads: PositionalReader | None = None
+        self.open_members = 0
+        self.release_pending = False
+
+
 class ArchiveFS(FS):
     """Base of :class:`~pfio.containers.zip.Zip` and :class:`~pfio.containers.tar.Tar`.
 
@@ -149,14 +165,11 @@ class ArchiveFS(FS):
         self._label = self.name  # for messages, computed once
         self.root = ""
         self.owns_backing_fs = False
-        self._lock = threading.RLock()
-        self._file: IO[bytes] | None = None
+        self._io = _BackingFile()
         self._index: ArchiveIndex | None = None
-        self._open_members = 0
         self._closed = False
         #: the writer of an archive open for writing (``add_dir``, ``close``, ``abandon``)
         self._writer: Any = None
-        self._positional: PositionalReader | None = None
 
     # -- state across processes ---------------------------------------------------------
 
@@ -164,50 +177,67 @@ class ArchiveFS(FS):
         if self.mode != "r":
             raise TypeError(f"an archive open for writing cannot be pickled: {self!r}")
         state = self.__dict__.copy()
-        state.update(_file=None, _lock=None, _open_members=0, _positional=None)
+        state["_io"] = None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._lock = threading.RLock()
+        self._io = _BackingFile()
         self._pid = os.getpid()
+
+    def _state(self) -> _BackingFile:
+        """This process's backing-file state (a fresh one in a child process)."""
+        state = self._io
+        if state.pid != os.getpid():
+            state = self._io = _BackingFile()
+        return state
 
     def _backing(self) -> IO[bytes]:
         """The backing file of this process, opened on first use."""
-        if self._closed and self._open_members <= 0:  # open members keep reading
+        state = self._state()
+        if self._closed and state.open_members <= 0:  # open members keep reading
             raise ValueError(f"I/O operation on a closed archive: {self.name}")
-        if self._file is None or self._pid != os.getpid():
-            with self._lock:
-                if self._file is None or self._pid != os.getpid():
-                    self._file = self.backend.open(self.file_path, "rb",
-                                                   **self.backing_open_options)
-                    self._pid = os.getpid()
-                    self._open_members = 0
-        return self._file
+        f = state.file
+        if f is None:
+            with state.lock:
+                f = state.file
+                if f is None:
+                    f = state.file = self.backend.open(self.file_path, "rb",
+                                                       **self.backing_open_options)
+        return f
 
     def _reads(self) -> PositionalReader:
         """Positional reads of this process's backing file."""
         f = self._backing()
-        reads = self._positional
+        state = self._io
+        reads = state.reads
         if reads is None or reads.file is not f:
-            reads = self._positional = PositionalReader(f)
+            reads = state.reads = PositionalReader(f)
         return reads
 
     def _read_at(self, offset: int, size: int) -> bytes:
         """Up to ``size`` bytes at ``offset`` of the backing file (one ranged request on S3,
-        ``os.pread`` on a local file), from any thread."""
-        return self._reads().read_at(offset, size)
+        ``os.pread`` on a local file), from any thread. While it runs, a release waits."""
+        self._member_opened()
+        try:
+            return self._reads().read_at(offset, size)
+        finally:
+            self._member_closed()
 
     def _read_tail(self, size: int) -> tuple[int, bytes]:
         """The last ``size`` bytes of the backing file and the offset they start at (one
         suffix-range request on S3)."""
-        return self._reads().read_tail(size)
+        self._member_opened()
+        try:
+            return self._reads().read_tail(size)
+        finally:
+            self._member_closed()
 
     @property
     def index(self) -> ArchiveIndex:
         """The name index, built on first use."""
         if self._index is None:
-            with self._lock:
+            with self._state().lock:
                 if self._index is None:
                     self._index = self._build_index()
         return self._index
@@ -223,30 +253,63 @@ class ArchiveFS(FS):
     # -- member lifetimes ---------------------------------------------------------------
 
     def _member_opened(self) -> None:
-        with self._lock:
-            self._open_members += 1
+        """A member file (or one read) starts using the backing file: a release waits for
+        it. A closed archive refuses, unless members opened before are still reading."""
+        state = self._state()
+        with state.lock:
+            if self._closed and state.open_members <= 0:
+                raise ValueError(f"I/O operation on a closed archive: {self.name}")
+            state.open_members += 1
 
     def _member_closed(self) -> None:
-        with self._lock:
-            self._open_members -= 1
-            if self._closed and self._open_members <= 0:
+        state = self._state()
+        with state.lock:
+            state.open_members -= 1
+            if state.release_pending and state.open_members <= 0:
                 self._release()
 
     def close(self) -> None:
-        with self._lock:
+        """Close the archive: an archive open for writing is published; the backing file
+        is closed once every member file opened from it is closed. A view made by
+        :meth:`subfs` shares the backing file: closing either releases it, and the other
+        opens it again if it is used."""
+        with self._state().lock:
             if self._closed:
                 return
             self._finish_writing()
             self._closed = True
-            if self._open_members <= 0:
+            self.release()
+
+    def release(self) -> None:
+        """Close the backing file (at once, or when the last member file opened from it is
+        closed) but keep the archive usable: its index stays, and the backing file is opened
+        again on the next read. Shared archives are released so when they are evicted."""
+        state = self._state()
+        with state.lock:
+            if state.open_members <= 0:
                 self._release()
+            else:
+                state.release_pending = True
 
     def _release(self) -> None:
-        if self._file is not None and self._pid == os.getpid():
-            self._file.close()
-        self._file = None
+        state = self._io
+        if state.file is not None and state.pid == os.getpid():
+            state.file.close()
+        state.file = state.reads = None
+        state.release_pending = False
         if self.owns_backing_fs:
             self.backend.close()
+
+    # -- identity and views -------------------------------------------------------------
+
+    #: a member changes only when the archive file does, which its backing filesystem's
+    #: policy watches (see :mod:`pfio.fs.resolver`)
+    validation = ("never", 0.0)
+
+    def identity(self, path: str) -> str:
+        """The archive file's identity on its backing filesystem, then ``!/`` and the
+        member name."""
+        return f"{self.backend.identity(self.file_path)}!/{self._key(path)}"
 
     @property
     def closed(self) -> bool:

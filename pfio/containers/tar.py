@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from ..errors import ArchiveError
-from ..fs.base import FS
+from ..fs.base import FS, warn_unknown_options
 from ..fs.modes import Mode
 from ..fs.writers import MemoryReader
 from .base import ArchiveFS, ArchiveIndex, Entry
@@ -87,8 +87,7 @@ class Tar(ArchiveFS):
                  whole_member_limit: int = 8 << 20, stream_chunk_size: int = 4 << 20,
                  spool_limit: int = 8 << 20, **kwargs: Any) -> None:
         super().__init__(backend, file_path, mode)
-        if kwargs:
-            logger.warning("Tar(%s): ignoring options %s", file_path, sorted(kwargs))
+        warn_unknown_options("Tar", kwargs)
         self.whole_member_limit = whole_member_limit
         self.stream_chunk_size = stream_chunk_size
         self.compressed = False

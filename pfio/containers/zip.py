@@ -13,12 +13,11 @@ published when the archive is closed (see :mod:`pfio.containers.zip_writer`).
 from __future__ import annotations
 
 import io
-import logging
 import weakref
 from typing import IO, Any
 
 from ..errors import ArchiveError, MemberNotFoundError
-from ..fs.base import FS
+from ..fs.base import FS, warn_unknown_options
 from ..fs.modes import Mode
 from ..fs.stat import FileStat
 from ..fs.writers import MemoryReader, text_reader
@@ -26,8 +25,6 @@ from .base import ArchiveFS, ArchiveIndex, Entry
 from .zip_format import FLAG_ENCRYPTED, MemberInfo, read_central_directory
 from .zip_member import DEFLATED, STORED, check_readable, open_stream, read_member
 from .zip_writer import ArchiveWriter, compress_type
-
-logger = logging.getLogger(__name__)
 
 __all__ = ["Zip", "ZipFileStat", "ArchiveError"]
 
@@ -95,8 +92,7 @@ class Zip(ArchiveFS):
         if create and mode != "w":
             raise ValueError("create=True needs mode='w': a zip archive is created by "
                              "writing it")
-        if kwargs:
-            logger.warning("Zip(%s): ignoring options %s", file_path, sorted(kwargs))
+        warn_unknown_options("Zip", kwargs)
         self.whole_member_limit = whole_member_limit
         self.stream_chunk_size = stream_chunk_size
         self._writer: ArchiveWriter | None = None

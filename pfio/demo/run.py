@@ -7,50 +7,18 @@ import contextlib
 import json
 import logging
 import os
+import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
+
+from .options import EpochStats, Options
 
 logger = logging.getLogger(__name__)
 
 BUCKET = "pfio-demo"
-
-
-@dataclass
-class Options:
-    """What the demo does; the command-line options."""
-
-    url: str | None = None
-    epochs: int = 3
-    workers: int = 4
-    images: int = 3000
-    batch_size: int = 64
-    checkpoint_every: int = 20
-    out: str = "demo-output"
-    interrupt: bool = True
-    seed: int = 0
-
-
-@dataclass
-class EpochStats:
-    epoch: int
-    images: int
-    seconds: float
-    io_seconds: float
-    s3_requests: int
-    cache_hit_ratio: float
-    summary: str = field(repr=False)
-
-    @property
-    def images_per_second(self) -> float:
-        return self.images / self.seconds if self.seconds else 0.0
-
-
-class SimulatedCrash(RuntimeError):
-    """Raised once in the middle of an epoch, to show resuming from the latest checkpoint."""
 
 
 DESCRIPTION = ("Train a small CNN on images in a zip on S3, through pfio: an embedded S3 "
@@ -124,7 +92,6 @@ def storage(options: Options) -> Iterator[str]:
 
 def prepare_dataset(base: str, options: Options) -> str:
     """Draw the images, pack them into a zip on S3 with ``pfio pack``; return its URL."""
-    from ..cli import main as pfio_cli
     from .data import write_dataset
 
     url = f"{base}/train.zip"
@@ -133,7 +100,8 @@ def prepare_dataset(base: str, options: Options) -> str:
         write_dataset(tmp, options.images, seed=options.seed)
         print(f"drew {options.images} images in {time.perf_counter() - started:.1f} s")
         quiet = [] if sys.stderr.isatty() else ["--quiet"]
-        if pfio_cli(["pack", *quiet, tmp, url]) != 0:
+        # the command line a user would type (a separate process: the demo sits above the CLI)
+        if subprocess.run([sys.executable, "-m", "pfio", "pack", *quiet, tmp, url]).returncode:
             raise RuntimeError(f"pfio pack failed for {url}")
     print(f"packed into {url}")
     return url

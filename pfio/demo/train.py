@@ -14,7 +14,7 @@ from tqdm import tqdm
 from ..integrations.torch import CheckpointManager, PfioImageDataset
 from ..patches import patch_all, unpatch_all
 from .model import SmallCNN, to_tensor
-from .run import EpochStats, Options, SimulatedCrash
+from .options import EpochStats, Options, SimulatedCrash
 from .tracing import EpochTraces, cache_hit_ratio, io_seconds, s3_requests
 
 

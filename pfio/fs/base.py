@@ -9,17 +9,19 @@ takes paths relative to that root. Errors are builtin exception classes everywhe
 from __future__ import annotations
 
 import abc
-import copy
 import errno
 import fnmatch
+import functools
 import io
 import os
 import posixpath
 import re
-from collections.abc import Iterator
+import warnings
+from collections.abc import Iterable, Iterator
 from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
+from .. import registry
 from ..trace import hook
 from .modes import Mode, parse_mode
 from .stat import FileStat
@@ -28,6 +30,9 @@ from .writers import text_reader
 if TYPE_CHECKING:
     from ..containers.tar import Tar
     from ..containers.zip import Zip
+
+
+_FS = TypeVar("_FS", bound="FS")
 
 
 class FS(abc.ABC):
@@ -44,6 +49,11 @@ class FS(abc.ABC):
 
     #: the URL scheme this filesystem serves
     scheme: str = ""
+
+    #: how a reader that keeps something opened from this filesystem (an archive shared by
+    #: :mod:`pfio.fs.resolver`) notices that the file changed: ``("never", 0)``, on every
+    #: use (``("open", 0)``), or at most every ``ttl`` seconds (``("ttl", ttl)``)
+    validation: tuple[str, float] = ("ttl", 10.0)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -92,8 +102,10 @@ class FS(abc.ABC):
         if compression is not None:
             from ..compression import open_compressed
 
-            return open_compressed(self, path, parsed, compression, buffering, encoding,
-                                   errors, newline, **kwargs)
+            compresslevel = kwargs.pop("compresslevel", None)
+            return open_compressed(functools.partial(self._open, path, **kwargs), path,
+                                   self._describe(path), parsed, compression, buffering,
+                                   encoding, errors, newline, compresslevel)
         return self._open(path, parsed, buffering, encoding, errors, newline, **kwargs)
 
     def _open(
@@ -272,13 +284,37 @@ class FS(abc.ABC):
             FileNotFoundError: ``src`` does not exist.
         """
 
+    # -- identity ------------------------------------------------------------------------
+
+    def identity(self, path: str) -> str:
+        """A string naming the data of ``path`` and who may read it: two paths (of any two
+        filesystems) with equal identities hold the same bytes for the same reader. Caches
+        key their entries by it; it never contains a secret.
+
+        The default is the path's URL (absolute for local files); backends add what else
+        tells their data apart (S3: endpoint and credentials; archives: the archive's
+        identity and the member).
+        """
+        described = self._describe(path)
+        if self.scheme in ("", "file"):
+            return "file://" + os.path.abspath(described)
+        return described
+
     # -- views and containers ------------------------------------------------------------
 
     def subfs(self, path: str) -> FS:
-        """A filesystem rooted at ``path`` under this one (a cheap copy; nothing is checked)."""
-        sub = copy.copy(self)
+        """A filesystem rooted at ``path`` under this one: a view that shares this one's
+        per-process state (connections, thread pools, open backing files); nothing is
+        checked."""
+        sub = self._view()
         sub._set_root(self._join_root(path))
         return sub
+
+    def _view(self: _FS) -> _FS:
+        """A shallow copy sharing every attribute's object (no pickling round trip)."""
+        view = object.__new__(type(self))
+        view.__dict__.update(self.__dict__)
+        return view
 
     def _join_root(self, path: str) -> str:
         return posixpath.join(self._root(), path)
@@ -294,15 +330,11 @@ class FS(abc.ABC):
 
         ``mode`` is ``"r"`` to read or ``"w"`` to create a new archive.
         """
-        from ..containers.zip import Zip
-
-        return Zip(self, path, mode, **kwargs)
+        return registry.container_factory("zip")(self, path, mode, **kwargs)
 
     def open_tar(self, path: str, mode: str = "r", **kwargs: Any) -> Tar:
         """Open the tar archive at ``path`` (``.tar``, ``.tar.gz``, ``.tgz``) as a filesystem."""
-        from ..containers.tar import Tar
-
-        return Tar(self, path, mode, **kwargs)
+        return registry.container_factory("tar")(self, path, mode, **kwargs)
 
     # -- lifetime ------------------------------------------------------------------------
 
@@ -332,6 +364,23 @@ class FS(abc.ABC):
         if self.scheme in ("", "file"):
             return joined
         return f"{self.scheme}://{joined.lstrip('/')}"
+
+
+#: options of PFIO 2.x backends that pfio accepts and does not need (no warning)
+_PFIO2_OPTIONS = frozenset({"trace", "scheme", "reset_on_fork", "_skip_connect"})
+
+_warned_options: set[tuple[str, str]] = set()
+
+
+def warn_unknown_options(owner: str, options: Iterable[str]) -> None:
+    """Warn (once per process for each ``owner`` and option) that the backend ``owner``
+    ignores ``options``: a misspelt option would otherwise be dropped silently. Options of
+    PFIO 2.x that pfio does not need pass without a warning."""
+    for name in sorted(set(options) - _PFIO2_OPTIONS):
+        if (owner, name) not in _warned_options:
+            _warned_options.add((owner, name))
+            warnings.warn(f"{owner}: unknown option {name!r} ignored", UserWarning,
+                          stacklevel=3)
 
 
 def _has_magic(part: str) -> bool:

@@ -24,7 +24,7 @@ from typing import IO, Any
 
 from .._uri import URI
 from . import hadoop_config
-from .base import FS
+from .base import FS, warn_unknown_options
 from .hdfs_client import DEFAULT_CONNECT_TIMEOUT, ClientFactory, HdfsTarget, mapped_errors
 from .hdfs_io import HdfsAppendSink, HdfsAtomicSink, open_reader
 from .modes import Mode
@@ -106,9 +106,10 @@ class Hdfs(FS):
         kerberos_keytab: str | None = None,
         kerberos_cache: str | None = None,
         client_factory: ClientFactory | None = None,
-        **_: Any,
+        **options: Any,
     ) -> None:
         super().__init__()
+        warn_unknown_options("Hdfs", options)
         self._client_factory = client_factory or _factory(client)
         file_config = hadoop_config.load_config(config_dir)
         merged = {**file_config, **(config or {})}

@@ -17,7 +17,7 @@ from typing import IO, Any
 
 from .._uri import URI
 from ..trace import hook
-from .base import FS
+from .base import FS, warn_unknown_options
 from .modes import Mode
 from .stat import FileStat
 from .writers import AtomicSink, atomic_writer
@@ -74,10 +74,12 @@ class Local(FS):
     """
 
     scheme = "file"
+    validation = ("open", 0.0)  # a stat is a system call: look at every use
 
     def __init__(self, cwd: str | os.PathLike[str] | None = None, create: bool = False,
-                 **_: Any) -> None:
+                 **options: Any) -> None:
         super().__init__()
+        warn_unknown_options("Local", options)
         self._cwd = os.fspath(cwd) if cwd is not None else ""
         if not self._cwd:
             return

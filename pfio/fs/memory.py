@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from .._uri import URI
-from .base import FS
+from .base import FS, warn_unknown_options
 from .modes import Mode
 from .stat import FileStat
 from .writers import AtomicSink, MemoryReader, atomic_writer
@@ -78,9 +78,12 @@ class MemoryFS(FS):
     """
 
     scheme = "mem"
+    validation = ("open", 0.0)  # a stat is a dictionary look-up: look at every use
 
-    def __init__(self, name: str = "", root: str = "", create: bool = False, **_: Any) -> None:
+    def __init__(self, name: str = "", root: str = "", create: bool = False,
+                 **options: Any) -> None:
         super().__init__()
+        warn_unknown_options("MemoryFS", options)
         self.name = name
         self.root = root.strip("/")
         self._store = _store(name)

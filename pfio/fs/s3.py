@@ -16,6 +16,7 @@ Credentials never appear in ``repr``, logs or error messages.
 from __future__ import annotations
 
 import errno
+import hashlib
 import io
 import os
 import posixpath
@@ -25,7 +26,7 @@ from dataclasses import replace
 from typing import IO, Any
 
 from .._uri import URI
-from .base import FS
+from .base import FS, warn_unknown_options
 from .modes import Mode
 from .s3_errors import RetryPolicy, call
 from .s3_ops import S3Operations
@@ -77,8 +78,9 @@ class S3(S3Operations, FS):
                  buffering: int = -1,
                  readahead: int = 3, connect_timeout: float = 10, read_timeout: float = 60,
                  max_attempts: int = 5, max_pool_connections: int = 32,
-                 create_bucket: bool = False, create: bool = False, **_: Any) -> None:
+                 create_bucket: bool = False, create: bool = False, **options: Any) -> None:
         super().__init__()
+        warn_unknown_options("S3", options)
         if not bucket:
             raise ValueError("S3 needs a bucket name")
         self.bucket = bucket
@@ -181,7 +183,25 @@ class S3(S3Operations, FS):
             executor, local.executor = local.executor, None
             executor.shutdown(wait=True)
 
+    def subfs(self, path: str) -> S3:
+        """A view rooted at ``path``, sharing this filesystem's client and thread pool."""
+        self._state()  # made before the view copies it, so both use the same one
+        return super().subfs(path)
+
     # -- names ---------------------------------------------------------------------------
+
+    def identity(self, path: str) -> str:
+        """The object's URL, the endpoint, and who reads it: a digest of the access key id,
+        profile and region in use (explicit, else from the environment), so that two
+        readers with different credentials never share a cache entry. No secret is in it."""
+        key_id = self._secrets["aws_access_key_id"] or os.environ.get("AWS_ACCESS_KEY_ID")
+        profile = self.profile or os.environ.get("AWS_PROFILE") or \
+            os.environ.get("AWS_DEFAULT_PROFILE")
+        region = self.region or os.environ.get("AWS_REGION") or \
+            os.environ.get("AWS_DEFAULT_REGION")
+        reader = hashlib.sha256(repr((key_id, profile, region)).encode()).hexdigest()[:32]
+        return f"{self._describe(path)}|endpoint={self.endpoint or ''}|reader={reader}"
+
 
     def _key(self, path: str) -> str:
         path = os.fspath(path)

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import IO, Any
+from typing import IO
 
-from .._uri import container_kind, parse_uri
+from .._uri import container_kind, parse_uri, split_container_path
 from ..api import from_url
+from ..fs import resolver
 from ..fs.base import FS
 from ..fs.stat import FileStat
 
@@ -26,11 +27,11 @@ from ..fs.stat import FileStat
 #: forkserver, as ``PFIO_PATCHES`` carries the targets
 CACHE_ENV_VAR = "PFIO_PATCHES_CACHE"
 
-#: filesystems kept per process before the memo starts over
+#: filesystems (archives aside) kept per process before the memo starts over
 _MEMO_LIMIT = 256
 
 _lock = threading.Lock()
-_filesystems: dict[tuple[str, Any], FS] = {}
+_filesystems: dict[tuple[str, bool], FS] = {}
 _cache_on = os.environ.get(CACHE_ENV_VAR) == "1"
 
 
@@ -61,16 +62,26 @@ def cache_on() -> bool:
 def directory(url: str, cached: bool = False) -> FS:
     """The filesystem rooted at the directory ``url`` (an archive's included), read through
     the default object cache when ``cached``. It is shared by the calls of this process:
-    never close it."""
-    cache = None
-    if cached:
-        from ..cache.object_cache import default_object_cache
+    never close it. Archives on the way are the resolver's shared ones (opened once per
+    process, checked for changes as their filesystem's validation policy says); the
+    filesystems they sit on are kept here, one per URL."""
+    uri = parse_uri(url)
+    outer, _, _ = split_container_path(uri.path)
+    fs, inner = resolver.descend(_base(str(uri.with_path(outer)), cached), uri.path[len(outer):])
+    return fs.subfs(inner) if inner else fs
 
-        cache = default_object_cache()
-    key = (url.rstrip("/") or url, cache)
+
+def _base(url: str, cached: bool) -> FS:
+    """The filesystem (no archive) at ``url``, made once per process and cache switch."""
+    key = (url, cached)
     fs = _filesystems.get(key)
     if fs is None:
-        fs = from_url(url, cache=cache) if cache is not None else from_url(url)
+        if cached:
+            from ..cache.object_cache import default_object_cache
+
+            fs = from_url(url, cache=default_object_cache())
+        else:
+            fs = from_url(url)
         with _lock:
             if len(_filesystems) >= _MEMO_LIMIT:
                 _filesystems.clear()
@@ -79,12 +90,8 @@ def directory(url: str, cached: bool = False) -> FS:
 
 
 def forget(url: str) -> None:
-    """Drop the filesystems kept for ``url`` and below it (it is being written: an archive
-    there is about to change)."""
-    prefix = url.rstrip("/")
-    with _lock:
-        for key in [k for k in _filesystems if k[0] == prefix or k[0].startswith(prefix + "/")]:
-            del _filesystems[key]
+    """``url`` is being written: an archive there must be read again on its next use."""
+    resolver.forget(url)
 
 
 def stat_url(url: str) -> FileStat:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from .stats import Metrics, OpStats
+if TYPE_CHECKING:
+    from .stats import Metrics, OpStats
 
 
 def human_bytes(n: float) -> str:

@@ -250,9 +250,14 @@ def test_default_object_cache_is_shared():
 
 
 class EndpointFS(MemoryFS):
+    """A backend whose data also depends on an endpoint, as its identity says."""
+
     def __init__(self, endpoint, **kwargs):
         super().__init__(**kwargs)
         self.endpoint = endpoint
+
+    def identity(self, path):
+        return f"{super().identity(path)}|endpoint={self.endpoint}"
 
 
 def test_two_endpoints_never_share_an_entry(tmp_path):

@@ -291,7 +291,7 @@ def test_archive_stays_usable_for_open_members_after_close(streamed):
     streamed.close()
     assert f.read(4) == BIG[:4]
     f.close()
-    assert streamed._file is None
+    assert streamed._io.file is None
 
 
 # -- reads of the backing file ------------------------------------------------------------

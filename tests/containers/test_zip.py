@@ -290,9 +290,9 @@ def test_archive_closed_while_member_streams(streamed):
     f = z.open("big")
     z.close()
     assert f.read() == data
-    assert z._file is not None  # released only when the member closes
+    assert z._io.file is not None  # released only when the member closes
     f.close()
-    assert z._file is None
+    assert z._io.file is None
 
 
 def test_streamed_crc_mismatch(make_zip, local, tmp_path):

@@ -98,3 +98,52 @@ def test_entry_point_of_an_installed_distribution_adds_a_scheme(tmp_path):
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          check=True, env={"PYTHONPATH": str(tmp_path)}).stdout
     assert out.split() == ["DummyFS", "dummy-box", "plugged", "in", "True"]
+
+
+# -- containers ------------------------------------------------------------------------------
+
+class _OneFileArchive(MemoryFS):
+    """A toy container: the archive file's bytes as the single member ``content``."""
+
+    def __init__(self, fs, path, mode="r"):
+        super().__init__(f"toy-archive-{id(self)}")
+        with fs.open(path, "rb") as f, self.open("content", "wb") as out:
+            out.write(f.read())
+
+
+@pytest.fixture
+def toy_container():
+    pfio.register_container("toy", _OneFileArchive, suffixes=(".toy",))
+    yield "toy"
+    pfio.unregister_container("toy")
+
+
+def test_a_registered_container_is_opened_by_its_suffix(toy_container):
+    store = MemoryFS("registry-containers")
+    with store.open("a.toy", "wb") as f:
+        f.write(b"inside")
+    with pfio.open_url("mem://registry-containers/a.toy/content", "rb") as f:
+        assert f.read() == b"inside"
+    assert isinstance(pfio.from_url("mem://registry-containers/a.toy"), _OneFileArchive)
+
+
+def test_an_unregistered_container_suffix_is_a_plain_name(toy_container):
+    pfio.unregister_container(toy_container)
+    from pfio._uri import container_kind
+
+    assert container_kind("a.toy") is None and container_kind("a.zip") == "zip"
+
+
+def test_a_container_kind_registers_once(toy_container):
+    with pytest.raises(ValueError, match="already registered"):
+        pfio.register_container("toy", _OneFileArchive)
+
+
+def test_builtin_containers_are_registry_entries():
+    from pfio.containers.tar import Tar
+    from pfio.containers.zip import Zip
+    from pfio.registry import container_factory
+
+    assert container_factory("zip") is Zip and container_factory("tar") is Tar
+    with pytest.raises(ValueError, match="unknown container kind 'rar'"):
+        container_factory("rar")

@@ -8,8 +8,8 @@ import textwrap
 
 import pytest
 
+from pfio.cli.trace import expand
 from pfio.trace import chrome
-from pfio.trace.cli import expand
 
 WORKERS = textwrap.dedent("""
     import multiprocessing as mp, sys

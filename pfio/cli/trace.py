@@ -63,7 +63,7 @@ def expand(paths: list[str]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``pfio trace summary`` or ``pfio trace merge``; return the exit status."""
-    from . import chrome
+    from ..trace import chrome
 
     merged = chrome.merge(chrome.load(path) for path in expand(args.files))
     if args.trace_action == "merge":

@@ -1,0 +1,181 @@
+"""The layers of DESIGN.md hold: no import cycle inside ``pfio/`` and no import pointing up
+the layer order, counting imports inside functions (only ``if TYPE_CHECKING:`` imports are
+free). Loading by import path (the registry's entries) is not an import."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "pfio"
+
+#: bottom to top; a module may import its own layer and the layers below it
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("core", ("pfio._uri", "pfio.errors", "pfio.registry", "pfio.config", "pfio.trace")),
+    ("fs", ("pfio.fs", "pfio.compression")),
+    ("containers", ("pfio.containers",)),
+    ("cache", ("pfio.cache",)),
+    ("api", ("pfio.api",)),  # from_url/open_url: the resolver plus the cache= option
+    ("patches", ("pfio.patches",)),
+    ("top", ("pfio", "pfio.__main__", "pfio.cli", "pfio.demo", "pfio.integrations",
+             "pfio.v2", "pfio.testing")),
+]
+
+def _modules() -> dict[str, tuple[Path, str]]:
+    """Every module of the package: name -> (file, the package its relative imports use)."""
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+            name = package = ".".join(parts)
+        else:
+            name = ".".join(parts)
+            package = ".".join(parts[:-1])
+        found[name] = (path, package)
+    return found
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return isinstance(test, ast.Name) and test.id == "TYPE_CHECKING" or \
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+
+
+def _imported(tree: ast.AST, package: str, modules: set[str]) -> set[str]:
+    """The modules of ``modules`` this module imports (at any depth, except under
+    ``TYPE_CHECKING``). ``from package import name`` imports the module ``package.name``
+    when there is one, else ``package`` itself."""
+    names: set[str] = set()
+
+    def add(name: str) -> None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        if name:
+            names.add(name)
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child):
+                for stmt in child.orelse:
+                    visit_one(stmt)
+            else:
+                visit_one(child)
+
+    def visit_one(node: ast.AST) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = parts[:len(parts) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            for alias in node.names:
+                submodule = f"{module}.{alias.name}"
+                add(submodule if submodule in modules else module)
+        visit(node)
+
+    visit(tree)
+    return names
+
+
+def _graph() -> dict[str, set[str]]:
+    """module -> the pfio modules it imports."""
+    modules = _modules()
+    return {name: _imported(ast.parse(path.read_text()), package, set(modules)) - {name}
+            for name, (path, package) in modules.items()}
+
+
+def _layer(module: str) -> int:
+    best, best_len = -1, -1
+    for rank, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".") and prefix != "pfio") \
+                    and len(prefix) > best_len:
+                best, best_len = rank, len(prefix)
+    return best
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+
+    def connect(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(frozenset(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            connect(v)
+    return found
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    return _graph()
+
+
+def test_every_module_has_a_layer(graph):
+    assert [m for m in graph if _layer(m) < 0] == []
+
+
+def test_no_import_cycles(graph):
+    # (fs/s3.py and its reader/writer helpers import each other only for type hints: the
+    # S3 coupling through private attributes that #15 removes is not an import cycle)
+    assert [sorted(c) for c in _cycles(graph)] == []
+
+
+def test_no_import_points_up_the_layers(graph):
+    upward = sorted(
+        f"{source} ({LAYERS[_layer(source)][0]}) imports {target} ({LAYERS[_layer(target)][0]})"
+        for source, targets in graph.items() for target in targets
+        if _layer(target) > _layer(source))
+    assert upward == []
+
+
+def test_the_base_filesystem_imports_no_backend_and_no_container(graph):
+    assert {t for t in graph["pfio.fs.base"]
+            if t.startswith(("pfio.containers", "pfio.fs.s3", "pfio.fs.local",
+                             "pfio.fs.hdfs", "pfio.fs.memory"))} == set()
+
+
+# -- the checker itself ------------------------------------------------------------------------
+
+def test_the_checker_sees_imports_inside_functions_but_not_type_checking_ones():
+    tree = ast.parse("from typing import TYPE_CHECKING\n"
+                     "if TYPE_CHECKING:\n    from ..cache import x\n"
+                     "def f():\n    from ..containers import zip\n    import pfio.api\n")
+    modules = {"pfio", "pfio.api", "pfio.cache", "pfio.cache.x", "pfio.containers",
+               "pfio.containers.zip"}
+    assert _imported(tree, "pfio.fs", modules) == {"pfio.containers.zip", "pfio.api"}
+
+
+def test_the_checker_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [
+        frozenset({"a", "b", "c"})]
