@@ -3,7 +3,9 @@
 Every backend writes through an :class:`AtomicSink`: bytes go to a private place (a temporary
 file, a buffer, a multipart upload) and become visible under the target name only when the
 file is closed without an error. If the ``with`` block that wrote them raises, nothing is
-published and the private place is cleaned up.
+published and the private place is cleaned up. A writer that is never closed (dropped after an
+exception, or left to the garbage collector) publishes nothing either: it is aborted with a
+``ResourceWarning``.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import codecs
 import io
 import sys
+import warnings
 from typing import Any
 
 from .modes import Mode
@@ -75,6 +78,21 @@ class AtomicSink(io.RawIOBase):
     def _discard(self) -> None:
         raise NotImplementedError
 
+    def __del__(self) -> None:
+        if not self.closed:
+            _warn_dropped(self, self.name)
+            self._aborted = True
+        super().__del__()
+
+
+def _warn_dropped(writer: Any, name: str) -> None:
+    """Say that ``writer`` of ``name`` is being garbage-collected unclosed, so discarded."""
+    try:
+        warnings.warn(f"{name!r} was not closed: discarding what was written to it",
+                      ResourceWarning, stacklevel=3, source=writer)
+    except Exception:  # at interpreter shutdown the warnings machinery may be gone
+        pass
+
 
 class AtomicBufferedWriter(io.BufferedWriter):
     """A buffered writer over an :class:`AtomicSink` that discards on error.
@@ -109,6 +127,12 @@ class AtomicBufferedWriter(io.BufferedWriter):
             self.raw.abort()
         self.close()
 
+    def __del__(self) -> None:
+        if not self.closed:
+            _warn_dropped(self, self.raw.name)
+            self.raw.abort()
+        super().__del__()
+
 
 class AtomicTextWriter(io.TextIOWrapper):
     """Text mode over an :class:`AtomicBufferedWriter`, with the same all-or-nothing close."""
@@ -121,6 +145,12 @@ class AtomicTextWriter(io.TextIOWrapper):
         if exc_type is not None:
             self.buffer.abort()
         self.close()
+
+    def __del__(self) -> None:
+        if not self.closed:
+            _warn_dropped(self, self.buffer.raw.name)
+            self.buffer.abort()
+        super().__del__()
 
 
 def atomic_writer(
