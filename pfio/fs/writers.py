@@ -12,11 +12,35 @@ from __future__ import annotations
 
 import codecs
 import io
+import secrets
 import sys
 import warnings
 from typing import Any
 
 from .modes import Mode
+
+#: the longest file name, in bytes, that common filesystems take (``NAME_MAX`` on Linux, HDFS's
+#: default limit on a path component)
+NAME_MAX = 255
+#: what ends the name of a temporary file written beside its target
+TEMPORARY_SUFFIX = ".pfio-tmp"
+
+
+def temporary_name(base: str) -> str:
+    """A hidden, unique file name to write ``base`` under before renaming it to ``base``:
+    ``.{base}.{random}.pfio-tmp``, with ``base`` cut so that the name fits :data:`NAME_MAX`
+    bytes whenever ``base`` does (a longer one is left for the filesystem to refuse)."""
+    tag = f".{secrets.token_hex(6)}{TEMPORARY_SUFFIX}"
+    room = NAME_MAX - 1 - len(tag)
+    encoded = base.encode("utf-8", "surrogateescape")
+    if room < len(encoded) <= NAME_MAX:  # a longer base fails as it would without pfio
+        base = encoded[:room].decode("utf-8", "ignore")  # a cut character is dropped
+    return f".{base}{tag}"
+
+
+def is_temporary_name(name: str) -> bool:
+    """True for a name made by :func:`temporary_name` (hidden from listings)."""
+    return name.endswith(TEMPORARY_SUFFIX) and name.startswith(".")
 
 
 class AtomicSink(io.RawIOBase):
