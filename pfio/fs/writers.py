@@ -15,6 +15,7 @@ import io
 import secrets
 import sys
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 from .modes import Mode
@@ -55,6 +56,7 @@ class AtomicSink(io.RawIOBase):
         self.name = name
         self._aborted = False
         self._position = 0
+        self._on_publish: list[Callable[[], None]] = []
 
     def writable(self) -> bool:
         return True
@@ -80,6 +82,11 @@ class AtomicSink(io.RawIOBase):
     def aborted(self) -> bool:
         return self._aborted
 
+    def when_published(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` right after a close publishes what was written (never when
+        the file is aborted)."""
+        self._on_publish.append(callback)
+
     def close(self) -> None:
         if self.closed:
             return
@@ -93,6 +100,8 @@ class AtomicSink(io.RawIOBase):
                     self._aborted = True
                     self._discard()
                     raise
+                for callback in self._on_publish:
+                    callback()
         finally:
             super().close()
 
@@ -175,6 +184,16 @@ class AtomicTextWriter(io.TextIOWrapper):
             _warn_dropped(self, self.buffer.raw.name)
             self.buffer.abort()
         super().__del__()
+
+
+def sink_of(f: Any) -> AtomicSink | None:
+    """The :class:`AtomicSink` beneath the file ``f`` (a writer of a pfio filesystem, through
+    its text and buffer layers), or None for a file written in place."""
+    while not isinstance(f, AtomicSink):
+        f = getattr(f, "buffer", None) or getattr(f, "raw", None)
+        if f is None:
+            return None
+    return f
 
 
 def atomic_writer(
