@@ -160,3 +160,19 @@ def test_background_save_error_is_reported_at_exit(tmp_path):
     assert "background checkpoint save to" in done.stderr
     assert "cannot pickle this" in done.stderr
     assert os.listdir(tmp_path / "ckpt") == []  # no checkpoint and no temporary file
+
+
+def test_local_checkpoint_is_synced_with_its_directory(tmp_path, monkeypatch):
+    """Spying on os.fsync: what a power cut would lose cannot be tested honestly."""
+    synced = []
+    real = os.fsync
+
+    def spy(fd):
+        synced.append(os.fstat(fd).st_ino)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", spy)
+    manager = CheckpointManager(str(tmp_path))
+    manager.save({"w": torch.ones(3)}, 5, blocking=False)
+    manager.wait()
+    assert synced == [os.stat(manager.path(5)).st_ino, os.stat(tmp_path).st_ino]

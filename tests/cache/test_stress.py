@@ -1,0 +1,160 @@
+"""A bounded stress test of the object cache over S3: four processes read, write and evict
+through one cache directory and ``CachedFS`` while the wire throttles (503) and cuts bodies,
+and the writer is killed with SIGKILL every few seconds, mid-write. Afterwards every read was
+byte-exact, every published object and file is whole, no temporary file is visible, and the
+cache's usage is what its files hold. The workers are ``stress_worker.py`` (see there)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from pfio.cache import ObjectCache, eviction
+from pfio.cache.object_cache import read_meta
+from pfio.fs.local import Local
+from pfio.fs.s3 import S3
+from pfio.fs.writers import is_temporary_name
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("stress_worker",
+                                               os.path.join(HERE, "stress_worker.py"))
+worker = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(worker)
+
+#: seconds the workers run
+DURATION = 20.0
+#: seconds between two kills of the writer
+KILL_EVERY = 3.0
+MAX_BYTES = 6 << 20
+
+
+def start(role: str, config: dict) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, os.path.join(HERE, "stress_worker.py"), role,
+                             json.dumps(config)])
+
+
+def inject_faults(proxy, rng: random.Random) -> None:
+    """Now and then a burst of 503s, or a body cut short."""
+    if rng.random() < 0.5:
+        proxy.fail_next(rng.randrange(1, 4))
+    else:
+        proxy.cut_next(1, after_bytes=rng.randrange(1000, 300_000))
+
+
+def kill_mid_write(writer: subprocess.Popen, results: str, phase: str) -> None:
+    """SIGKILL ``writer`` once it says it is halfway through a write of ``phase`` ("s3" or
+    "local"), or after three seconds whatever it does."""
+    marker = os.path.join(results, f"phase.{writer.pid}")
+    deadline = time.monotonic() + 3.0
+    while time.monotonic() < deadline:
+        try:
+            with open(marker) as f:
+                if f.read() == phase:
+                    break
+        except FileNotFoundError:
+            pass
+        time.sleep(0.005)
+    writer.send_signal(signal.SIGKILL)
+    writer.wait()
+
+
+def logged(log: str) -> list[tuple[str, str]]:
+    with open(log) as f:
+        return [tuple(line.split()) for line in f.read().splitlines()]
+
+
+@pytest.mark.timeout(180)
+def test_four_processes_with_faults_and_kills(s3_env, s3_bucket, fault_proxy, tmp_path,
+                                              monkeypatch):
+    direct = S3(s3_bucket, mpu_chunksize=worker.MPU_CHUNKSIZE)
+    for name, size in worker.STABLE.items():
+        with direct.open(name, "wb") as f:
+            f.write(worker.blob(name, "stable", size))
+    for sub in ("scratch", "results"):
+        (tmp_path / sub).mkdir()
+    config = {"bucket": s3_bucket, "endpoint": fault_proxy.endpoint,
+              "cache": str(tmp_path / "cache"), "max_bytes": MAX_BYTES,
+              "scratch": str(tmp_path / "scratch"), "results": str(tmp_path / "results"),
+              "log": str(tmp_path / "written.log"), "deadline": time.time() + DURATION}
+    open(config["log"], "w").close()
+
+    others = [start(role, config) for role in ("read", "read", "evict")]
+    writer = start("write", config)
+    rng = random.Random(17)
+    kills = 0
+    next_kill = time.monotonic() + KILL_EVERY
+    while time.time() < config["deadline"] - KILL_EVERY / 2:
+        inject_faults(fault_proxy, rng)
+        time.sleep(0.1)
+        if time.monotonic() >= next_kill:
+            kill_mid_write(writer, config["results"], ("s3", "local")[kills % 2])
+            kills += 1
+            writer = start("write", config)
+            next_kill = time.monotonic() + KILL_EVERY + rng.random()
+    for process in [*others, writer]:
+        assert process.wait(timeout=120) == 0
+
+    # every read was byte-exact, and no worker met an error
+    reports = []
+    for name in os.listdir(tmp_path / "results"):
+        if name.endswith(".report"):
+            with open(tmp_path / "results" / name) as f:
+                reports.append(json.load(f))
+    assert sorted(r["role"] for r in reports) == ["evict", "read", "read", "write"]
+    for report in reports:
+        assert report["errors"] == [] and report["mismatches"] == [], report
+    assert all(r["reads"] > 0 for r in reports if r["role"] != "write")
+    assert sum(r["evictions"] for r in reports) > 0
+    assert kills >= 3 and fault_proxy.failed > 0 and fault_proxy.cut > 0
+
+    # every published object and file is whole, and what was logged is there
+    written = logged(config["log"])
+    assert written, "no write finished"
+    keys = set(direct.list("written"))
+    assert {f"written/{k}" for k in keys} >= {k for k, _ in written if k.startswith("written/")}
+    for key in keys:
+        with direct.open(f"written/{key}", "rb") as f:
+            assert worker.check_blob(f.read())[0] == f"written/{key}"
+    local = Local(config["scratch"])
+    names = list(local.list())
+    assert names and not any(is_temporary_name(n) for n in names)
+    assert any(is_temporary_name(n) for n in os.listdir(config["scratch"]))  # killed there
+    for name in names:
+        with local.open(name, "rb") as f:
+            assert worker.check_blob(f.read())[0] == name
+    for name, size in worker.STABLE.items():
+        with direct.open(name, "rb") as f:
+            assert f.read() == worker.blob(name, "stable", size)
+
+    # the cache: leftovers of the killed writers go once they are old enough, entries are
+    # whole, and the usage is what the entry files hold
+    monkeypatch.setattr(eviction, "STALE_AFTER", 0.0)
+    cache = ObjectCache(config["cache"], max_bytes=MAX_BYTES)
+    usage = cache.evict()
+    assert usage <= MAX_BYTES
+    held, leftovers, checked = 0, [], 0
+    for root, _, files in os.walk(cache.dir):
+        for name in files:
+            path = os.path.join(root, name)
+            if name.endswith((".obj", ".blk")):
+                held += os.stat(path).st_blocks * 512
+            elif not name.endswith((".meta", ".lock")) and name != ".evict.lock":
+                leftovers.append(name)
+            if name.endswith(".obj"):
+                meta = read_meta(path[:-4] + ".meta")
+                if meta is not None and meta["kind"] == ".obj":
+                    with open(path, "rb") as f:
+                        data = f.read()
+                    assert len(data) == meta["bytes"]
+                    assert meta["identity"].split("|")[0].endswith(worker.check_blob(data)[0])
+                    checked += 1
+    assert leftovers == [] and checked > 0
+    assert usage == held == cache.usage()
