@@ -51,6 +51,10 @@ class AtomicSink(io.RawIOBase):
     number of bytes written so far.
     """
 
+    #: set by :func:`atomic_writer`: a sink garbage-collected unclosed after that was dropped
+    #: by its user (one whose construction failed was never in use, and says nothing)
+    _handed_out = False
+
     def __init__(self, name: str) -> None:
         super().__init__()
         self.name = name
@@ -113,9 +117,18 @@ class AtomicSink(io.RawIOBase):
 
     def __del__(self) -> None:
         if not self.closed:
-            _warn_dropped(self, self.name)
+            if self._handed_out:
+                _warn_dropped(self, self.name)
             self._aborted = True
         super().__del__()
+
+
+def _unclosed(f: io.IOBase) -> bool:
+    """True when the wrapper ``f`` is open (False when never initialised or detached)."""
+    try:
+        return not f.closed
+    except ValueError:
+        return False
 
 
 def _warn_dropped(writer: Any, name: str) -> None:
@@ -161,7 +174,7 @@ class AtomicBufferedWriter(io.BufferedWriter):
         self.close()
 
     def __del__(self) -> None:
-        if not self.closed:
+        if _unclosed(self):
             _warn_dropped(self, self.raw.name)
             self.raw.abort()
         super().__del__()
@@ -180,7 +193,7 @@ class AtomicTextWriter(io.TextIOWrapper):
         self.close()
 
     def __del__(self) -> None:
-        if not self.closed:
+        if _unclosed(self):
             _warn_dropped(self, self.buffer.raw.name)
             self.buffer.abort()
         super().__del__()
@@ -209,6 +222,7 @@ def atomic_writer(
     if buffering > 1:
         buffer_size = buffering
     writer = AtomicBufferedWriter(sink, buffer_size)
+    sink._handed_out = True
     if mode.binary:
         return writer
     if encoding is not None and sink.tell() == 0:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import os
+import warnings
 from collections.abc import Iterator
 
 import pytest
@@ -90,3 +91,13 @@ def test_dropped_writer_leaves_no_temporary_file(tmp_path) -> None:
             write_then_fail(local, "f", "wb", b"partial")
         gc.collect()
     assert os.listdir(tmp_path) == []
+
+
+def test_a_writer_that_failed_to_open_warns_nothing(tmp_path) -> None:
+    local = pfio.from_url(str(tmp_path))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(FileNotFoundError):
+            local.open("missing/f", "wb")
+        gc.collect()
+    assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
