@@ -260,8 +260,6 @@ class _LocalSink(AtomicSink):
                 os.unlink(self._tmp)
             else:
                 os.replace(self._tmp, self.name)
-        except FileExistsError:
-            raise FileExistsError(errno.EEXIST, "file exists", self.name) from None
         except OSError as exc:
             raise _naming(self.name, exc) from None
         sync_directory(self._directory)

@@ -70,8 +70,9 @@ def test_exclusive_mode_fails_if_the_file_appears_before_close(fs, tmp_path):
     f = fs.open("x", "xb")
     f.write(b"mine")
     (tmp_path / "x").write_bytes(b"theirs")
-    with pytest.raises(FileExistsError):
+    with pytest.raises(FileExistsError) as error:
         f.close()
+    assert error.value.filename == str(tmp_path / "x")
     assert (tmp_path / "x").read_bytes() == b"theirs"
     assert os.listdir(tmp_path) == ["x"]
 
