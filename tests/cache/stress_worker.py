@@ -85,14 +85,20 @@ def read_stable(fs: Any, rng: random.Random, report: dict[str, Any]) -> None:
         report["mismatches"].append(f"{name} at {start}: {len(got)} bytes differ")
 
 
+def say(phase: str) -> None:
+    """Write ``phase`` to the phase file (atomically)."""
+    with open(PHASE_FILE + ".tmp", "w") as marker:
+        marker.write(phase)
+    os.replace(PHASE_FILE + ".tmp", PHASE_FILE)
+
+
 def write_in_pieces(f: Any, data: bytes, piece: int, phase: str) -> None:
-    """Write ``data`` to ``f``; halfway, say ``phase`` (a kill may come) and pause."""
+    """Write ``data`` to ``f``; halfway, say ``phase`` and pause (a kill may come then)."""
     for at in range(0, len(data), piece):
         if at <= len(data) // 2 < at + piece:
-            with open(PHASE_FILE + ".tmp", "w") as marker:
-                marker.write(phase)
-            os.replace(PHASE_FILE + ".tmp", PHASE_FILE)
-            time.sleep(0.05)
+            say(phase)
+            time.sleep(0.1)
+            say("")
         f.write(data[at:at + piece])
 
 

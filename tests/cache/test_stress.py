@@ -51,9 +51,9 @@ def inject_faults(proxy, rng: random.Random) -> None:
 
 def kill_mid_write(writer: subprocess.Popen, results: str, phase: str) -> None:
     """SIGKILL ``writer`` once it says it is halfway through a write of ``phase`` ("s3" or
-    "local"), or after three seconds whatever it does."""
+    "local"), or after five seconds whatever it does."""
     marker = os.path.join(results, f"phase.{writer.pid}")
-    deadline = time.monotonic() + 3.0
+    deadline = time.monotonic() + 5.0
     while time.monotonic() < deadline:
         try:
             with open(marker) as f:
