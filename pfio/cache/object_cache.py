@@ -372,7 +372,9 @@ class ObjectCache:
     def note_added(self, nbytes: int) -> None:
         """Count ``nbytes`` more on disk (a download, blocks written into a block file) and
         evict when the limit may be passed. Every :data:`_SCAN_EVERY` additions the
-        directory is scanned, which also counts what other processes added."""
+        directory is scanned, which also counts what other processes added and sweeps what
+        killed processes left; without a limit, a scan every :data:`_SWEEP_EVERY` seconds
+        sweeps."""
         if self.max_bytes is None:
             now = time.monotonic()
             if not self._swept or now - self._swept > _SWEEP_EVERY:

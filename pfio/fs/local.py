@@ -242,6 +242,7 @@ class _LocalSink(AtomicSink):
         try:
             fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
         except OSError as exc:
+            io.RawIOBase.close(self)  # nothing to discard: closed as it is
             raise _naming(target, exc) from None
         self._file = io.FileIO(fd, "wb", closefd=True)
 
