@@ -17,6 +17,7 @@ import time
 
 import pytest
 
+import pfio
 from pfio.cache import ObjectCache, eviction
 from pfio.cache.object_cache import read_meta
 from pfio.fs.local import Local
@@ -37,8 +38,11 @@ MAX_BYTES = 6 << 20
 
 
 def start(role: str, config: dict) -> subprocess.Popen:
+    """A worker process, importing the same pfio as this one."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(pfio.__file__)))
+    path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
     return subprocess.Popen([sys.executable, os.path.join(HERE, "stress_worker.py"), role,
-                             json.dumps(config)])
+                             json.dumps(config)], env={**os.environ, "PYTHONPATH": path})
 
 
 def inject_faults(proxy, rng: random.Random) -> None:
