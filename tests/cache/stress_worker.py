@@ -11,7 +11,9 @@ ROLE CONFIG_JSON``. Roles:
   there with SIGKILL now and then.
 
 Every object is self-describing (:func:`blob`), so whoever reads it can tell a whole object
-from a torn one. At its deadline a worker writes what it saw to ``<results>/<role>.<pid>.json``.
+from a torn one. Workers run until the file ``config["stop"]`` appears (or, should the test
+be gone, until ``config["deadline"]``); a reader then reads each small stable object once
+more, and every worker writes what it saw to ``<results>/<role>.<pid>.json.report``.
 """
 
 from __future__ import annotations
@@ -68,9 +70,11 @@ def filesystems(config: dict[str, Any]) -> tuple[Any, Any]:
             Local(config["scratch"]))
 
 
-def read_stable(fs: Any, rng: random.Random, report: dict[str, Any]) -> None:
-    """Read one stable object, whole or a range of it, and compare every byte."""
-    name = rng.choice(sorted(STABLE))
+def read_stable(fs: Any, rng: random.Random, report: dict[str, Any],
+                name: str | None = None) -> None:
+    """Read one stable object (``name``, or one at random), whole or a range of it, and
+    compare every byte."""
+    name = name or rng.choice(sorted(STABLE))
     expected = blob(name, "stable", STABLE[name])
     with fs.open(name, "rb") as f:
         if rng.random() < 0.5:
@@ -136,7 +140,7 @@ def run(role: str, config: dict[str, Any]) -> dict[str, Any]:
     evicting = ObjectCache(config["cache"], max_bytes=config["max_bytes"]) \
         if role == "evict" else None
     serial = 0
-    while time.time() < config["deadline"]:
+    while not os.path.exists(config["stop"]) and time.time() < config["deadline"]:
         try:
             if role == "write":
                 serial += 1
@@ -148,6 +152,10 @@ def run(role: str, config: dict[str, Any]) -> dict[str, Any]:
                     report["evictions"] += 1
         except Exception:
             report["errors"].append(traceback.format_exc(limit=6))
+    if role == "read":  # the cache ends with entries for the test to check
+        for name in STABLE:
+            if name.startswith("stable/small"):
+                read_stable(fs, rng, report, name)
     return report
 
 
