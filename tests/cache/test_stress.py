@@ -77,6 +77,31 @@ def kill_mid_write(writer: subprocess.Popen, results: str, phase: str) -> bool:
     return halfway
 
 
+def kill_and_fault(workers: list[subprocess.Popen], config: dict,
+                   fault_proxy) -> tuple[int, dict[str, int]]:
+    """While the workers run, inject faults and kill the writer (``workers[-1]``, replaced
+    by a new one each time) halfway through a write, in S3 and local files in turn; return
+    the kills and how many of each kind landed halfway."""
+    rng = random.Random(17)
+    kills, halfway = 0, {"s3": 0, "local": 0}
+    began = time.monotonic()
+    next_kill = began + KILL_EVERY
+    faulted_at = 0
+    while time.monotonic() - began < MAX_DURATION and (
+            time.monotonic() - began < DURATION or kills < KILLS or 0 in halfway.values()):
+        if fault_proxy.requests - faulted_at >= REQUESTS_PER_FAULT:
+            inject_fault(fault_proxy, rng)
+            faulted_at = fault_proxy.requests
+        time.sleep(0.05)
+        if time.monotonic() >= next_kill:
+            phase = ("s3", "local")[kills % 2]
+            halfway[phase] += kill_mid_write(workers[-1], config["results"], phase)
+            kills += 1
+            workers[-1] = start("write", config)
+            next_kill = time.monotonic() + KILL_EVERY + rng.random()
+    return kills, halfway
+
+
 def cached_bytes(path: str, meta: dict) -> list[tuple[int, bytes]]:
     """What the entry file ``path`` holds, as ``(offset, bytes)`` of its source: the whole
     copy, or each block present in a block file."""
@@ -126,28 +151,18 @@ def test_four_processes_with_faults_and_kills(s3_env, s3_bucket, fault_proxy, tm
               "deadline": time.time() + 3 * MAX_DURATION}
     open(config["log"], "w").close()
 
-    others = [start(role, config) for role in ("read", "read", "evict")]
-    writer = start("write", config)
-    rng = random.Random(17)
-    kills, halfway = 0, {"s3": 0, "local": 0}
-    began = time.monotonic()
-    next_kill = began + KILL_EVERY
-    faulted_at = 0
-    while time.monotonic() - began < MAX_DURATION and (
-            time.monotonic() - began < DURATION or kills < KILLS or 0 in halfway.values()):
-        if fault_proxy.requests - faulted_at >= REQUESTS_PER_FAULT:
-            inject_fault(fault_proxy, rng)
-            faulted_at = fault_proxy.requests
-        time.sleep(0.05)
-        if time.monotonic() >= next_kill:
-            phase = ("s3", "local")[kills % 2]
-            halfway[phase] += kill_mid_write(writer, config["results"], phase)
-            kills += 1
-            writer = start("write", config)
-            next_kill = time.monotonic() + KILL_EVERY + rng.random()
-    open(config["stop"], "w").close()
-    for process in [*others, writer]:
-        assert process.wait(timeout=120) == 0
+    workers = [start(role, config) for role in ("read", "read", "evict", "write")]
+    try:
+        kills, halfway = kill_and_fault(workers, config, fault_proxy)
+        open(config["stop"], "w").close()
+        for process in workers:
+            assert process.wait(timeout=120) == 0
+    finally:  # no worker outlives the test
+        open(config["stop"], "w").close()
+        for process in workers:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
     # every read was byte-exact, and no worker met an error
     reports = []
