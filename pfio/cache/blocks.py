@@ -7,9 +7,10 @@ Layout of a ``<key>.blk`` file::
     D      the blocks, block ``i`` at ``D + i * block_size`` (D: the next multiple of 4096)
 
 The file is created sparse with the source's full size, so a block not read yet takes no
-disk space. A block is written before its presence byte, so readers in any process take a
-set byte as a promise that the block is complete. Two processes missing the same block at
-the same moment may both fetch it (they write the same bytes).
+disk space. A block is written, and synced to disk, before its presence byte, so readers in
+any process (and after a power cut) take a set byte as a promise that the block is complete.
+Two processes missing the same block at the same moment may both fetch it (they write the
+same bytes).
 """
 
 from __future__ import annotations
@@ -134,6 +135,7 @@ class BlockFile(io.RawIOBase):
         while view:
             written = os.pwrite(self._fd, view, position)
             view, position = view[written:], position + written
+        os.fdatasync(self._fd)  # on disk before the presence bytes that promise it
         os.pwrite(self._fd, b"\x01" * count, _BITMAP_AT + block)
         self._cache.note_added(length)
 

@@ -6,7 +6,8 @@ so a zip archive on S3 opened through a ``CachedFS`` reads its central directory
 members from local disk from the second epoch on, with no request to S3 at all (with
 ``validate="never"`` or ``"ttl"``; ``"open"`` asks the source for a stat on each open).
 Everything else (listing, stat, writes, removal) goes to the wrapped filesystem; writes,
-removals and renames forget what is cached of the paths they touch.
+removals and renames forget what is cached of the paths they touch (a write when it is opened
+and again when it is published, so that a copy cached by a reader meanwhile goes too).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import IO, Any
 from ..fs.base import FS
 from ..fs.modes import Mode
 from ..fs.stat import FileStat
+from ..fs.writers import sink_of
 from .blocks import BlockFile
 from .object_cache import ObjectCache, Source
 
@@ -71,8 +73,12 @@ class CachedFS(FS):
         if mode.writing:
             self._forget(path)
             text_or_binary = mode.binary_mode if mode.binary else mode.binary_mode[:-1]
-            return self.fs.open(path, text_or_binary, buffering, encoding, errors, newline,
-                                **kwargs)
+            f = self.fs.open(path, text_or_binary, buffering, encoding, errors, newline,
+                             **kwargs)
+            sink = sink_of(f)
+            if sink is not None:  # None: written in place, as local appends
+                sink.when_published(lambda: self._forget(path))
+            return f
         return super()._open(path, mode, buffering, encoding, errors, newline)
 
     def _open_binary(self, path: str, mode: Mode, buffering: int, encoding: str | None,

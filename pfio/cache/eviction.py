@@ -3,8 +3,10 @@
 Entries are evicted least recently used first (a hit sets the entry file's mtime). A file in
 use is never deleted: users hold a shared ``flock`` on it, and the evictor deletes only a
 file on which it gets an exclusive lock without waiting, while it also holds the entry's
-download lock (so no download is publishing the same key at that moment). Partial downloads
-left by a killed process (``*.part`` files nobody holds locked) are removed too.
+download lock (so no download is publishing the same key at that moment). Scans also sweep
+what killed processes left: partial downloads (``*.part`` files whose download lock nobody
+holds) at once, temporary metadata and other temporary files (``*.tmp``, ``*.pfio-tmp``) once
+they are older than :data:`STALE_AFTER`.
 """
 
 from __future__ import annotations
@@ -13,12 +15,19 @@ import contextlib
 import fcntl
 import logging
 import os
+import time
 from collections.abc import Iterator
+
+from .private_dir import NOFOLLOW
 
 logger = logging.getLogger(__name__)
 
 #: suffixes of entry files (a whole copy, a block file): what counts against the limit
 ENTRY_SUFFIXES = (".obj", ".blk")
+#: suffixes of temporary files, written and renamed at once by a live process
+TEMPORARY_SUFFIXES = (".tmp", ".pfio-tmp")
+#: seconds after which a temporary file is taken for the leftover of a killed process
+STALE_AFTER = 600.0
 
 
 @contextlib.contextmanager
@@ -26,7 +35,7 @@ def try_flock(path: str, flags: int = os.O_RDONLY) -> Iterator[int | None]:
     """Open ``path`` and take an exclusive ``flock`` without waiting: yield the descriptor,
     or None when the file is missing or someone else holds a lock on it."""
     try:
-        fd = os.open(path, flags | os.O_CLOEXEC, 0o600)
+        fd = os.open(path, flags | NOFOLLOW, 0o600)
     except FileNotFoundError:
         yield None
         return
@@ -68,14 +77,15 @@ def remove_unused(entry_path: str) -> bool:
 
 def scan(root: str) -> tuple[int, list[tuple[int, int, str]]]:
     """The bytes used by the entries under ``root`` (allocated blocks, so sparse block files
-    count what they hold) and the entries as ``(mtime_ns, bytes, path)``; abandoned partial
-    downloads are removed on the way."""
+    count what they hold) and the entries as ``(mtime_ns, bytes, path)``; leftovers of killed
+    processes are removed on the way."""
     total = 0
     entries: list[tuple[int, int, str]] = []
     try:
         shards = [d.path for d in os.scandir(root) if d.is_dir(follow_symlinks=False)]
     except FileNotFoundError:
         return 0, []
+    stale = time.time() - STALE_AFTER
     for shard in shards:
         for item in os.scandir(shard):
             name = item.name
@@ -89,14 +99,30 @@ def scan(root: str) -> tuple[int, list[tuple[int, int, str]]]:
                 used = st.st_blocks * 512
                 total += used
                 entries.append((st.st_mtime_ns, used, item.path))
+            elif name.endswith(TEMPORARY_SUFFIXES):
+                _remove_stale(item, stale)
     return total, entries
 
 
 def _remove_abandoned(path: str) -> None:
-    with try_flock(path) as fd:
-        if fd is not None and _same_file(fd, path):
+    """Remove the partial download ``path`` (``<shard>/<key>.<pid>.<random>.part``) unless
+    a download of its key is going on: a downloader holds the key's download lock from
+    before it creates the file until it has renamed it."""
+    shard, name = os.path.split(path)
+    lock = os.path.join(shard, name.split(".", 1)[0] + ".lock")
+    with try_flock(lock, os.O_RDWR | os.O_CREAT) as download_lock:
+        if download_lock is None:
+            return
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
             logger.info("removed an abandoned partial download %s", path)
+
+
+def _remove_stale(item: os.DirEntry[str], stale: float) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        if item.stat(follow_symlinks=False).st_mtime < stale:
+            os.unlink(item.path)
+            logger.info("removed a temporary file left behind: %s", item.path)
 
 
 def evict(root: str, max_bytes: int) -> int:

@@ -30,6 +30,7 @@ import weakref
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
+from ..fs.local import sync_directory
 from ..trace import hook
 from .base import Cache, check_index, check_length, default_cache_dir, report
 
@@ -305,7 +306,7 @@ class IndexFileCache(Cache):
             _unlink_quietly(link)
             os.link(self._path, link)
             os.replace(link, target)
-            _fsync_dir(self.dir)
+            sync_directory(self.dir)
             self._frozen = True
             self._path = target
         return True
@@ -367,11 +368,3 @@ def _truncate_quietly(fd: int, size: int) -> None:
         os.ftruncate(fd, size)
     except OSError:
         logger.warning("could not truncate a cache file after a failed write", exc_info=True)
-
-
-def _fsync_dir(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

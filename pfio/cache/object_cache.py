@@ -8,10 +8,14 @@ Layout under the cache directory (mode 0700)::
 
 ``key`` is the SHA-256 of the source's identity (URL, endpoint, bucket, store, archive):
 see :mod:`pfio.cache.identity`. A download goes to a ``.part`` file and is renamed into
-place when complete, so a reader never sees a partial file, and one left by a killed process
-is never served (it is removed by the next eviction scan). Concurrent first readers, in any
-process, wait on the entry's ``flock``-ed download lock for one download. Users of an entry
-hold a shared ``flock`` on it, which eviction respects (see :mod:`pfio.cache.eviction`).
+place when complete (synced to disk first, and the directory after), so a reader never sees
+a partial file, and one left by a killed process is never served (it is removed by the next
+scan of the directory). Concurrent first readers, in any process, wait on the entry's
+``flock``-ed download lock for one download. Users of an entry hold a shared ``flock`` on it,
+which eviction respects (see :mod:`pfio.cache.eviction`).
+
+The directory is private (see :mod:`pfio.cache.private_dir`): one that another user owns or
+may write to is refused, and files in it are opened without following symlinks.
 """
 
 from __future__ import annotations
@@ -27,12 +31,14 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any, Literal
 
 from ..fs.base import FS
+from ..fs.local import sync_directory
 from ..fs.resolver import locate
 from ..fs.stat import FileStat
 from ..trace import hook
 from .base import default_cache_dir
 from .eviction import ENTRY_SUFFIXES, evict, scan
 from .identity import cache_key, source_identity
+from .private_dir import NOFOLLOW, make_private_dir
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +51,8 @@ _SCAN_EVERY = 64
 _MEMO_LIMIT = 65536
 #: seconds: a hit refreshes an entry's modification time (its LRU rank) at most this often
 _RECENCY_RESOLUTION = 10.0
+#: seconds between two sweeps of leftovers by a process of a cache without a byte limit
+_SWEEP_EVERY = 600.0
 
 
 class Source:
@@ -93,6 +101,9 @@ class ObjectCache:
             have passed since the last check (``"ttl"``). A changed source is fetched again.
         ttl: seconds between checks under ``validate="ttl"``.
 
+    Raises:
+        PermissionError: ``dir`` belongs to another user or others may write to it.
+
     Example::
 
         cache = ObjectCache(max_bytes=50 << 30)
@@ -111,9 +122,10 @@ class ObjectCache:
         self.max_bytes = max_bytes
         self.validate = validate
         self.ttl = ttl
-        os.makedirs(self.dir, mode=0o700, exist_ok=True)
+        make_private_dir(self.dir)
         self._usage: int | None = None
         self._additions = 0
+        self._swept = 0.0
         self._reset_memos()
 
     def _reset_memos(self) -> None:
@@ -127,7 +139,7 @@ class ObjectCache:
         state = self.__dict__.copy()
         for memo in ("_identities", "_shards", "_metas"):
             del state[memo]
-        state.update(_usage=None, _additions=0)
+        state.update(_usage=None, _additions=0, _swept=0.0)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -255,7 +267,7 @@ class ObjectCache:
 
     @contextlib.contextmanager
     def _download_lock(self, prefix: str) -> Iterator[None]:
-        fd = os.open(prefix + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = os.open(prefix + ".lock", os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -317,11 +329,11 @@ class ObjectCache:
                  fill: Callable[[Source, int], dict[str, Any]]) -> int:
         st = source.stat()
         part = f"{prefix}.{os.getpid()}.{secrets.token_hex(4)}.part"
-        fd = os.open(part, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        fd = os.open(part, os.O_RDWR | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)  # tells eviction scans the download is alive
             extra = fill(source, fd)
             nbytes = os.fstat(fd).st_size
+            os.fsync(fd)
             for other in ENTRY_SUFFIXES:  # one kind of entry per key: the metadata is shared
                 if other != suffix:
                     with contextlib.suppress(FileNotFoundError):
@@ -336,6 +348,7 @@ class ObjectCache:
         write_meta(prefix + ".meta", {"identity": source.identity, "kind": suffix,
                                       **signature(st), "bytes": nbytes,
                                       "checked": time.time(), **extra})
+        sync_directory(os.path.dirname(prefix))
         return nbytes
 
     def _download(self, source: Source, fd: int) -> dict[str, Any]:
@@ -353,8 +366,14 @@ class ObjectCache:
     def note_added(self, nbytes: int) -> None:
         """Count ``nbytes`` more on disk (a download, blocks written into a block file) and
         evict when the limit may be passed. Every :data:`_SCAN_EVERY` additions the
-        directory is scanned, which also counts what other processes added."""
+        directory is scanned, which also counts what other processes added and sweeps what
+        killed processes left; without a limit, a scan every :data:`_SWEEP_EVERY` seconds
+        sweeps."""
         if self.max_bytes is None:
+            now = time.monotonic()
+            if not self._swept or now - self._swept > _SWEEP_EVERY:
+                self._swept = now
+                scan(self.dir)  # sweeps what killed processes left
             return
         self._additions += 1
         if self._usage is not None:
@@ -379,7 +398,7 @@ def pin(path: str, flags: int = os.O_RDONLY) -> int | None:
     does not exist. Retries when the file is replaced while being opened."""
     while True:
         try:
-            fd = os.open(path, flags | os.O_CLOEXEC)
+            fd = os.open(path, flags | NOFOLLOW)
         except FileNotFoundError:
             return None
         fcntl.flock(fd, fcntl.LOCK_SH)
@@ -397,7 +416,7 @@ def pin(path: str, flags: int = os.O_RDONLY) -> int | None:
 def read_meta(path: str) -> dict[str, Any] | None:
     """The metadata of an entry, or None when missing or unreadable."""
     try:
-        with open(path, "rb") as f:
+        with open(path, "rb", opener=_nofollow) as f:
             return json.loads(f.read())
     except (FileNotFoundError, ValueError):
         return None
@@ -406,9 +425,14 @@ def read_meta(path: str) -> dict[str, Any] | None:
 def write_meta(path: str, meta: dict[str, Any]) -> None:
     """Replace the metadata file ``path`` atomically."""
     tmp = f"{path}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    with open(tmp, "w") as f:
+    with open(tmp, "x", opener=_nofollow) as f:
         json.dump(meta, f)
     os.replace(tmp, path)
+
+
+def _nofollow(path: str, flags: int) -> int:
+    """The ``opener`` of files in a cache directory."""
+    return os.open(path, flags | NOFOLLOW, 0o600)
 
 
 _default: ObjectCache | None = None

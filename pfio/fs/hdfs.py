@@ -29,7 +29,7 @@ from .hdfs_client import DEFAULT_CONNECT_TIMEOUT, ClientFactory, HdfsTarget, map
 from .hdfs_io import HdfsAppendSink, HdfsAtomicSink, open_reader
 from .modes import Mode
 from .stat import FileStat
-from .writers import atomic_writer, text_reader
+from .writers import atomic_writer, is_temporary_name, text_reader
 
 #: the clients that ``client=`` names, as import paths of their factories
 CLIENTS = {
@@ -263,6 +263,8 @@ class Hdfs(FS):
         prefix = full.rstrip("/") + "/"
         for status in statuses:
             name = status.path[len(prefix):] if status.path.startswith(prefix) else status.path
+            if is_temporary_name(posixpath.basename(name)):
+                continue
             if detail:
                 yield file_stat(status, name)
             else:

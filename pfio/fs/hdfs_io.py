@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import logging
 import posixpath
-import secrets
 import time
 from types import SimpleNamespace
 from typing import Any
@@ -23,7 +22,7 @@ from typing import Any
 from ..trace import hook
 from .hdfs_client import mapped_errors
 from .positions import seek_position
-from .writers import AtomicSink
+from .writers import AtomicSink, temporary_name
 
 logger = logging.getLogger(__name__)
 
@@ -125,12 +124,6 @@ def open_reader(handle: Any, name: str, buffering: int = -1) -> HdfsReader:
     return HdfsReader(_RawReader(handle, name), size)
 
 
-def temporary_name(path: str) -> str:
-    """A hidden, unique name beside ``path`` for writing it atomically."""
-    directory, base = posixpath.split(path)
-    return posixpath.join(directory, f".{base}.{secrets.token_hex(6)}.pfio-tmp")
-
-
 class HdfsAtomicSink(AtomicSink):
     """Writes ``path`` through a temporary file renamed over it on close.
 
@@ -145,7 +138,8 @@ class HdfsAtomicSink(AtomicSink):
         super().__init__(name)
         self._client = client
         self._path = path
-        self._tmp = temporary_name(path)
+        directory, base = posixpath.split(path)
+        self._tmp = posixpath.join(directory, temporary_name(base))
         self._exclusive = exclusive
         with mapped_errors(name):
             self._writer = client.create(self._tmp, write_options(overwrite=False))

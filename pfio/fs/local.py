@@ -6,7 +6,6 @@ import errno
 import io
 import logging
 import os
-import secrets
 import shutil
 
 # the C implementation, out of reach of patches applied to builtins.open / io.open
@@ -20,7 +19,7 @@ from ..trace import hook
 from .base import FS, warn_unknown_options
 from .modes import Mode
 from .stat import FileStat
-from .writers import AtomicSink, atomic_writer
+from .writers import AtomicSink, atomic_writer, is_temporary_name, temporary_name
 
 logger = logging.getLogger(__name__)
 
@@ -64,9 +63,11 @@ class Local(FS):
         create: create ``cwd`` (and its parents) when it does not exist.
 
     Reads go straight to builtin ``open``. Files opened with ``"w"``/``"x"`` modes are written
-    to a temporary file beside the target and renamed over it on close, so readers never see
-    a partial file and an exception inside the ``with`` block leaves the old file in place.
-    Append and update modes (``"a"``, ``"+"``) write in place.
+    to a hidden temporary file beside the target (``.{name}.{random}.pfio-tmp``, never listed)
+    and renamed over it on close, so readers never see a partial file and an exception inside
+    the ``with`` block leaves the old file in place. The file, then its directory, are synced
+    to disk before ``close`` returns, so a closed file survives a power cut. Append and update
+    modes (``"a"``, ``"+"``) write in place.
 
     Raises:
         FileNotFoundError: ``cwd`` does not exist and ``create`` is false.
@@ -164,7 +165,8 @@ class Local(FS):
         if not recursive:
             with os.scandir(top) as entries:
                 for entry in entries:
-                    yield _entry(entry, entry.name, detail)
+                    if not is_temporary_name(entry.name):
+                        yield _entry(entry, entry.name, detail)
             return
         yield from self._walk(top, "", detail)
 
@@ -175,6 +177,8 @@ class Local(FS):
         with os.scandir(top) as it:
             entries = list(it)
         for entry in entries:
+            if is_temporary_name(entry.name):
+                continue
             name = prefix + entry.name
             if entry.is_symlink() and entry.is_dir():
                 logger.warning("%s: skipped: a symbolic link to a directory (recursive "
@@ -226,17 +230,35 @@ def _entry(entry: os.DirEntry[str], name: str, detail: bool) -> Any:
     return name + "/" if entry.is_dir() else name
 
 
+def sync_directory(path: str) -> None:
+    """Flush the directory ``path`` to disk: makes a file renamed or linked into it durable."""
+    fd = os.open(path or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _naming(target: str, error: OSError) -> OSError:
+    """``error`` (met on a temporary file) as the same error about ``target``."""
+    return type(error)(error.errno, error.strerror, target)
+
+
 class _LocalSink(AtomicSink):
-    """Writes to a hidden temporary file beside ``target``; renames it over ``target`` on
-    commit (with ``exclusive``, fails if ``target`` appeared meanwhile)."""
+    """Writes to a hidden temporary file beside ``target``; on commit syncs it, renames it
+    over ``target`` (with ``exclusive``, fails if ``target`` appeared meanwhile) and syncs the
+    directory. Errors name ``target``."""
 
     def __init__(self, target: str, exclusive: bool = False) -> None:
         super().__init__(target)
-        directory, base = os.path.split(target)
-        self._tmp = os.path.join(directory, f".{base}.{secrets.token_hex(6)}.pfio-tmp")
+        self._directory, base = os.path.split(target)
+        self._tmp = os.path.join(self._directory, temporary_name(base))
         self._exclusive = exclusive
-        fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
-                     0o666)
+        try:
+            fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        except OSError as exc:
+            io.RawIOBase.close(self)  # nothing to discard: closed as it is
+            raise _naming(target, exc) from None
         self._file = io.FileIO(fd, "wb", closefd=True)
 
     def _write(self, b: Any) -> int:
@@ -246,12 +268,17 @@ class _LocalSink(AtomicSink):
         return self._file.fileno()
 
     def _commit(self) -> None:
-        self._file.close()
-        if self._exclusive:
-            os.link(self._tmp, self.name)
-            os.unlink(self._tmp)
-        else:
-            os.replace(self._tmp, self.name)
+        try:
+            os.fsync(self._file.fileno())
+            self._file.close()
+            if self._exclusive:
+                os.link(self._tmp, self.name)
+                os.unlink(self._tmp)
+            else:
+                os.replace(self._tmp, self.name)
+        except OSError as exc:
+            raise _naming(self.name, exc) from None
+        sync_directory(self._directory)
 
     def _discard(self) -> None:
         self._file.close()

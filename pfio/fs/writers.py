@@ -3,17 +3,45 @@
 Every backend writes through an :class:`AtomicSink`: bytes go to a private place (a temporary
 file, a buffer, a multipart upload) and become visible under the target name only when the
 file is closed without an error. If the ``with`` block that wrote them raises, nothing is
-published and the private place is cleaned up.
+published and the private place is cleaned up. A writer that is never closed (dropped after an
+exception, or left to the garbage collector) publishes nothing either: it is aborted with a
+``ResourceWarning``.
 """
 
 from __future__ import annotations
 
 import codecs
 import io
+import secrets
 import sys
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 from .modes import Mode
+
+#: the longest file name, in bytes, that common filesystems take (``NAME_MAX`` on Linux, HDFS's
+#: default limit on a path component)
+NAME_MAX = 255
+#: what ends the name of a temporary file written beside its target
+TEMPORARY_SUFFIX = ".pfio-tmp"
+
+
+def temporary_name(base: str) -> str:
+    """A hidden, unique file name to write ``base`` under before renaming it to ``base``:
+    ``.{base}.{random}.pfio-tmp``, with ``base`` cut so that the name fits :data:`NAME_MAX`
+    bytes whenever ``base`` does (a longer one is left for the filesystem to refuse)."""
+    tag = f".{secrets.token_hex(6)}{TEMPORARY_SUFFIX}"
+    room = NAME_MAX - 1 - len(tag)
+    encoded = base.encode("utf-8", "surrogateescape")
+    if room < len(encoded) <= NAME_MAX:  # a longer base fails as it would without pfio
+        base = encoded[:room].decode("utf-8", "ignore")  # a cut character is dropped
+    return f".{base}{tag}"
+
+
+def is_temporary_name(name: str) -> bool:
+    """True for a name made by :func:`temporary_name` (hidden from listings)."""
+    return name.endswith(TEMPORARY_SUFFIX) and name.startswith(".")
 
 
 class AtomicSink(io.RawIOBase):
@@ -23,11 +51,16 @@ class AtomicSink(io.RawIOBase):
     number of bytes written so far.
     """
 
+    #: set by :func:`atomic_writer`: a sink garbage-collected unclosed after that was dropped
+    #: by its user (one whose construction failed was never in use, and says nothing)
+    _handed_out = False
+
     def __init__(self, name: str) -> None:
         super().__init__()
         self.name = name
         self._aborted = False
         self._position = 0
+        self._on_publish: list[Callable[[], None]] = []
 
     def writable(self) -> bool:
         return True
@@ -53,6 +86,11 @@ class AtomicSink(io.RawIOBase):
     def aborted(self) -> bool:
         return self._aborted
 
+    def when_published(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` right after a close publishes what was written (never when
+        the file is aborted)."""
+        self._on_publish.append(callback)
+
     def close(self) -> None:
         if self.closed:
             return
@@ -66,6 +104,8 @@ class AtomicSink(io.RawIOBase):
                     self._aborted = True
                     self._discard()
                     raise
+                for callback in self._on_publish:
+                    callback()
         finally:
             super().close()
 
@@ -74,6 +114,30 @@ class AtomicSink(io.RawIOBase):
 
     def _discard(self) -> None:
         raise NotImplementedError
+
+    def __del__(self) -> None:
+        if not self.closed:
+            if self._handed_out:
+                _warn_dropped(self, self.name)
+            self._aborted = True
+        super().__del__()
+
+
+def _unclosed(f: io.IOBase) -> bool:
+    """True when the wrapper ``f`` is open (False when never initialised or detached)."""
+    try:
+        return not f.closed
+    except ValueError:
+        return False
+
+
+def _warn_dropped(writer: Any, name: str) -> None:
+    """Say that ``writer`` of ``name`` is being garbage-collected unclosed, so discarded."""
+    try:
+        warnings.warn(f"{name!r} was not closed: discarding what was written to it",
+                      ResourceWarning, stacklevel=3, source=writer)
+    except Exception:  # at interpreter shutdown the warnings machinery may be gone
+        pass
 
 
 class AtomicBufferedWriter(io.BufferedWriter):
@@ -109,6 +173,12 @@ class AtomicBufferedWriter(io.BufferedWriter):
             self.raw.abort()
         self.close()
 
+    def __del__(self) -> None:
+        if _unclosed(self):
+            _warn_dropped(self, self.raw.name)
+            self.raw.abort()
+        super().__del__()
+
 
 class AtomicTextWriter(io.TextIOWrapper):
     """Text mode over an :class:`AtomicBufferedWriter`, with the same all-or-nothing close."""
@@ -121,6 +191,22 @@ class AtomicTextWriter(io.TextIOWrapper):
         if exc_type is not None:
             self.buffer.abort()
         self.close()
+
+    def __del__(self) -> None:
+        if _unclosed(self):
+            _warn_dropped(self, self.buffer.raw.name)
+            self.buffer.abort()
+        super().__del__()
+
+
+def sink_of(f: Any) -> AtomicSink | None:
+    """The :class:`AtomicSink` beneath the file ``f`` (a writer of a pfio filesystem, through
+    its text and buffer layers), or None for a file written in place."""
+    while not isinstance(f, AtomicSink):
+        f = getattr(f, "buffer", None) or getattr(f, "raw", None)
+        if f is None:
+            return None
+    return f
 
 
 def atomic_writer(
@@ -136,6 +222,7 @@ def atomic_writer(
     if buffering > 1:
         buffer_size = buffering
     writer = AtomicBufferedWriter(sink, buffer_size)
+    sink._handed_out = True
     if mode.binary:
         return writer
     if encoding is not None and sink.tell() == 0:

@@ -5,10 +5,14 @@ Atomicity comes from pfio's writers: a checkpoint object appears whole when its 
 (a rename on local disk and HDFS, a single PUT or a completed multipart upload on S3) and not at
 all if saving raised or the process was killed. The latest checkpoint is the highest step among
 complete ones, so a crash mid-write leaves the previous checkpoint as the latest.
+
+A background save (``blocking=False``) is finished before the interpreter exits: its thread is
+not a daemon, and an error nobody collected with :meth:`CheckpointManager.wait` is logged at exit.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import posixpath
 import re
@@ -20,6 +24,10 @@ import torch
 from ..api import from_url, open_url
 
 logger = logging.getLogger(__name__)
+
+#: managers with a background save running or an error not yet raised by ``wait``
+_unfinished: set[CheckpointManager] = set()
+_unfinished_lock = threading.Lock()
 
 
 def save(obj: Any, url: str, **kwargs: Any) -> None:
@@ -40,7 +48,9 @@ class CheckpointManager:
     Checkpoints are named ``{prefix}-{step:09d}{suffix}`` (``ckpt-000001000.pt``). After each
     save only the ``keep_last`` newest are kept (``None`` keeps all). ``save(...,
     blocking=False)`` copies tensors to CPU memory, then serialises and uploads in a background
-    thread so training goes on; :meth:`wait` waits for it and re-raises its error.
+    thread so training goes on; :meth:`wait` waits for it and re-raises its error. The process
+    does not exit before that thread is done; an error it met that no :meth:`wait` raised is
+    logged at exit.
 
     Args:
         url: the directory (``s3://bucket/run1/checkpoints``, a local path, ...).
@@ -86,8 +96,11 @@ class CheckpointManager:
             self._save(state, step)
             return
         snapshot = _to_cpu(state)
+        # not a daemon: the interpreter joins it before exiting instead of killing it mid-write
         self._thread = threading.Thread(target=self._save_in_background, args=(snapshot, step),
-                                        name=f"pfio-checkpoint-{step}", daemon=True)
+                                        name=f"pfio-checkpoint-{step}")
+        with _unfinished_lock:
+            _unfinished.add(self)
         self._thread.start()
 
     def wait(self) -> None:
@@ -95,6 +108,8 @@ class CheckpointManager:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
+        with _unfinished_lock:
+            _unfinished.discard(self)
         if self._error is not None:
             error, self._error = self._error, None
             raise error
@@ -128,6 +143,18 @@ class CheckpointManager:
         with from_url(self.url) as fs:
             for step in old:
                 fs.remove(posixpath.basename(self.path(step)))
+
+
+@atexit.register
+def _finish_at_exit() -> None:
+    """Wait for the background saves still running and log the errors nobody collected."""
+    with _unfinished_lock:
+        managers = list(_unfinished)
+    for manager in managers:
+        try:
+            manager.wait()
+        except BaseException:
+            logger.exception("a background checkpoint save to %s failed", manager.url)
 
 
 def _to_cpu(state: Any) -> Any:

@@ -122,6 +122,16 @@ def test_dotdot_stays_inside_namespace(factory):
     assert sorted(fs.list()) == ["x"]
 
 
+def test_temporary_files_are_not_listed(factory):
+    fs = Hdfs("/", nameservice="cluster", client_factory=factory)
+    fs.makedirs("d")
+    with fs.open("d/f", "wb") as f:
+        f.write(b"being written")
+        assert list(fs.list("d")) == []
+        assert list(fs.list(recursive=True)) == ["d/"]
+    assert list(fs.list("d")) == ["f"]
+
+
 # -- unreachable name nodes --------------------------------------------------------------
 
 def test_closed_port_fails_with_address(closed_port):

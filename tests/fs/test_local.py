@@ -70,8 +70,9 @@ def test_exclusive_mode_fails_if_the_file_appears_before_close(fs, tmp_path):
     f = fs.open("x", "xb")
     f.write(b"mine")
     (tmp_path / "x").write_bytes(b"theirs")
-    with pytest.raises(FileExistsError):
+    with pytest.raises(FileExistsError) as error:
         f.close()
+    assert error.value.filename == str(tmp_path / "x")
     assert (tmp_path / "x").read_bytes() == b"theirs"
     assert os.listdir(tmp_path) == ["x"]
 
@@ -156,3 +157,91 @@ def test_binary_read_of_a_url_is_the_same_reader(tmp_path):
     (tmp_path / "u.bin").write_bytes(b"url")
     with open_url(f"file://{tmp_path}/u.bin", "rb") as f:
         assert type(f) is io.BufferedReader and f.read() == b"url"
+
+
+# -- names: a name builtin open takes, pfio takes; errors name the target ------------------
+
+@pytest.mark.parametrize("name", ["n" * 240, "é" * 120, "n" * 255])
+def test_long_names_are_written_like_builtin_open(fs, tmp_path, name):
+    with open(tmp_path / "builtin", "w") as f:  # the filesystem takes the name
+        f.write("x")
+    with fs.open(name, "w") as f:
+        f.write("long")
+    assert (tmp_path / name).read_text() == "long"
+    assert sorted(os.listdir(tmp_path)) == sorted(["builtin", name])
+
+
+def test_name_too_long_for_the_filesystem_names_the_target(fs, tmp_path):
+    name = "n" * 300
+    with pytest.raises(OSError) as builtin_error:
+        open(tmp_path / name, "w")
+    with pytest.raises(OSError) as error:
+        fs.open(name, "w")
+    assert error.value.errno == builtin_error.value.errno
+    assert error.value.filename == str(tmp_path / name)
+    assert os.listdir(tmp_path) == []
+
+
+def test_write_into_a_missing_directory_names_the_target(fs, tmp_path):
+    with pytest.raises(FileNotFoundError) as error:
+        fs.open("no/such/f", "wb")
+    assert error.value.filename == str(tmp_path / "no/such/f")
+
+
+@pytest.mark.parametrize("base", ["short", "n" * 240, "é" * 127, "n" * 255])
+def test_temporary_names_fit_name_max(base):
+    from pfio.fs.writers import NAME_MAX, is_temporary_name, temporary_name
+
+    name = temporary_name(base)
+    assert len(name.encode()) <= NAME_MAX
+    assert is_temporary_name(name)
+    assert name.startswith("." + base[:20])
+
+
+def test_temporary_files_are_not_listed(fs, tmp_path):
+    (tmp_path / "d").mkdir()
+    for leftover in (".f.0123456789ab.pfio-tmp", "d/.g.0123456789ab.pfio-tmp"):
+        (tmp_path / leftover).write_bytes(b"a killed writer's")
+    (tmp_path / "f").write_bytes(b"")
+    assert sorted(fs.list()) == ["d/", "f"]
+    assert sorted(fs.list(recursive=True)) == ["d/", "f"]
+    assert [st.filename for st in fs.list("d", detail=True)] == []
+
+
+def test_open_temporary_file_is_not_listed(fs):
+    with fs.open("f", "wb") as f:
+        f.write(b"x")
+        assert list(fs.list()) == []
+
+
+# -- durability: spying on os.fsync (a power cut cannot be tested honestly) ---------------
+
+@pytest.fixture
+def fsyncs(monkeypatch):
+    """The ``(is_directory, inode)`` of the file of each ``os.fsync`` from now on."""
+    calls = []
+    real = os.fsync
+
+    def spy(fd):
+        st = os.fstat(fd)
+        calls.append((stat.S_ISDIR(st.st_mode), st.st_ino))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", spy)
+    return calls
+
+
+@pytest.mark.parametrize("mode", ["wb", "w", "xb"])
+def test_close_syncs_the_file_then_its_directory(fs, tmp_path, fsyncs, mode):
+    with fs.open("f", mode) as f:
+        f.write(b"data" if "b" in mode else "data")
+        assert fsyncs == []
+    assert fsyncs == [(False, os.stat(tmp_path / "f").st_ino),
+                      (True, os.stat(tmp_path).st_ino)]
+
+
+def test_aborted_write_syncs_nothing(fs, fsyncs):
+    with pytest.raises(RuntimeError), fs.open("f", "wb") as f:
+        f.write(b"partial")
+        raise RuntimeError
+    assert fsyncs == []

@@ -117,3 +117,62 @@ def test_kill_during_save_leaves_the_previous_latest(tmp_path):
     manager = CheckpointManager(str(ckpt))
     assert manager.latest_step() == 1
     assert manager.load_latest() == {"step": 1}
+
+
+BACKGROUND_WRITER = """
+import sys, time, torch
+from pfio.integrations.checkpoints import CheckpointManager
+
+class Slow:
+    def __reduce__(self):
+        time.sleep(0.5)  # still saving when the main thread has finished
+        return (int, (7,))
+
+class Unpicklable:
+    def __reduce__(self):
+        time.sleep(0.5)
+        raise RuntimeError("cannot pickle this")
+
+manager = CheckpointManager(sys.argv[1])
+last = Unpicklable() if sys.argv[2] == "fail" else Slow()
+manager.save({"w": torch.arange(1_000_000.0), "last": last}, 1, blocking=False)
+"""
+
+
+def run_background_writer(tmp_path, how: str) -> subprocess.CompletedProcess:
+    script = tmp_path / "background.py"
+    script.write_text(textwrap.dedent(BACKGROUND_WRITER))
+    return subprocess.run([sys.executable, str(script), str(tmp_path / "ckpt"), how],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_background_save_finishes_before_the_process_exits(tmp_path):
+    done = run_background_writer(tmp_path, "ok")
+    assert done.returncode == 0, done.stderr
+    assert os.listdir(tmp_path / "ckpt") == ["ckpt-000000001.pt"]
+    state = CheckpointManager(str(tmp_path / "ckpt")).load_latest(weights_only=False)
+    assert state["last"] == 7 and torch.equal(state["w"], torch.arange(1_000_000.0))
+
+
+def test_background_save_error_is_reported_at_exit(tmp_path):
+    done = run_background_writer(tmp_path, "fail")
+    assert "terminate called" not in done.stderr
+    assert "background checkpoint save to" in done.stderr
+    assert "cannot pickle this" in done.stderr
+    assert os.listdir(tmp_path / "ckpt") == []  # no checkpoint and no temporary file
+
+
+def test_local_checkpoint_is_synced_with_its_directory(tmp_path, monkeypatch):
+    """Spying on os.fsync: what a power cut would lose cannot be tested honestly."""
+    synced = []
+    real = os.fsync
+
+    def spy(fd):
+        synced.append(os.fstat(fd).st_ino)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", spy)
+    manager = CheckpointManager(str(tmp_path))
+    manager.save({"w": torch.ones(3)}, 5, blocking=False)
+    manager.wait()
+    assert synced == [os.stat(manager.path(5)).st_ino, os.stat(tmp_path).st_ino]
