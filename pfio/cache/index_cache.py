@@ -139,7 +139,8 @@ class IndexFileCache(Cache):
     _trace_name = "file"
 
     def __init__(self, length: int, do_pickle: bool = False, dir: str | None = None,
-                 cache_size_limit: int | None = None, verbose: bool = False) -> None:
+                 cache_size_limit: int | None = None, verbose: bool = False,
+                 trace: bool = False) -> None:
         check_length(length)
         if cache_size_limit is not None and not (
                 isinstance(cache_size_limit, (int, float)) and cache_size_limit >= 0):
@@ -150,6 +151,7 @@ class IndexFileCache(Cache):
         self.dir = dir if dir is not None else default_cache_dir()
         self.cache_size_limit = cache_size_limit
         self.verbose = verbose
+        self.trace = trace
         self.closed = False
         self._frozen = False
         self._index_size = length * ENTRY.size

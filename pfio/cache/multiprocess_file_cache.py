@@ -27,13 +27,16 @@ class MultiprocessFileCache(IndexFileCache):
         cache_size_limit: bytes (file size, index included) after which the cache freezes
             and takes no more data; None or 0 for no limit.
         verbose: log the cache file's name.
+        trace: accepted for PFIO 2.x code; the cache reports to :mod:`pfio.trace` whenever
+            tracing is enabled.
     """
 
     _trace_name = "multiprocess_file"
 
     def __init__(self, length: int, do_pickle: bool = False, dir: str | None = None,
-                 cache_size_limit: int | None = None, verbose: bool = False) -> None:
-        super().__init__(length, do_pickle, dir, cache_size_limit, verbose)
+                 cache_size_limit: int | None = None, verbose: bool = False,
+                 trace: bool = False) -> None:
+        super().__init__(length, do_pickle, dir, cache_size_limit, verbose, trace)
 
     @property
     def multiprocess_safe(self) -> bool:

@@ -30,6 +30,7 @@ from .modes import Mode
 from .s3_errors import RetryPolicy, call
 from .s3_ops import S3Operations
 from .s3_reader import ReadOptions, S3Reader
+from .s3_stat import S3ObjectStat, S3PrefixStat
 from .s3_writer import S3Sink
 from .stat import FileStat
 from .writers import atomic_writer
@@ -258,11 +259,9 @@ class S3(S3Operations, FS):
         if key and not key.endswith("/"):
             head = self._head(key)
             if head is not None:
-                return FileStat(path, head["ContentLength"],
-                                last_modified=head["LastModified"].timestamp(),
-                                etag=head.get("ETag", "").strip('"'))
+                return S3ObjectStat(path, head)
         if self._prefix_exists(key):
-            return FileStat.directory(path.rstrip("/"))
+            return S3PrefixStat(path.rstrip("/"))
         raise FileNotFoundError(errno.ENOENT, "no such object or prefix", self._url(key))
 
     def isdir(self, path: str) -> bool:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from .s3_stat import S3ObjectStat, S3PrefixStat
 from .stat import FileStat
 
 #: the largest object one CopyObject request may copy
@@ -95,16 +96,14 @@ class S3Operations:
         for page in self._pages(prefix, None if recursive else "/"):
             for common in page.get("CommonPrefixes", ()):
                 name = common["Prefix"][skip:].rstrip("/")
-                yield name, FileStat.directory(name)
+                yield name, S3PrefixStat(name)
             for obj in page.get("Contents", ()):
                 name = obj["Key"][skip:]
                 if recursive:
                     yield from _implied_dirs(name, seen_dirs)
                 if not name or name.endswith("/"):
                     continue  # a directory marker object
-                yield name, FileStat(name, obj["Size"],
-                                     last_modified=obj["LastModified"].timestamp(),
-                                     etag=obj.get("ETag", "").strip('"'))
+                yield name, S3ObjectStat(name, obj)
 
     def remove(self, path: str, recursive: bool = False) -> None:
         """Remove the object ``path``, or with ``recursive`` everything under ``path/``.
@@ -202,7 +201,7 @@ def _implied_dirs(name: str, seen: set[str]) -> Iterator[tuple[str, FileStat]]:
         directory = "/".join(parts[:i])
         if directory not in seen:
             seen.add(directory)
-            yield directory, FileStat.directory(directory)
+            yield directory, S3PrefixStat(directory)
 
 
 def _has_magic(part: str) -> bool:

@@ -13,43 +13,28 @@ from ..fs.local import Local
 from ..fs.stat import FileStat
 
 
-class Path:
-    """A path on a filesystem, with the :class:`pathlib.Path` API.
-
-    The pure part (``/``, ``name``, ``suffix``, ``parent``, ``relative_to``, ``match``, ...)
-    is that of :class:`pathlib.PurePosixPath`; the rest asks the filesystem, so the errors
-    are the filesystem's own (``FileNotFoundError``, ``IsADirectoryError``, ...).
+class PurePath:
+    """A path on a filesystem, with the :class:`pathlib.PurePosixPath` API (``/``, ``name``,
+    ``suffix``, ``parent``, ``relative_to``, ``match``, ...): nothing here asks the
+    filesystem. :class:`Path` adds the methods that do.
 
     Args:
         segments: path segments, joined as :class:`pathlib.PurePosixPath` joins them; a
-            ``Path`` among them lends its filesystem when ``fs`` is not given.
+            path among them lends its filesystem when ``fs`` is not given.
         fs: the filesystem; paths are relative to its root. Default: :class:`Local` at the
             working directory.
-
-    >>> import pfio
-    >>> p = Path("data", "train.txt", fs=pfio.from_url("mem://pathdoc"))
-    >>> p.write_text("hello")
-    5
-    >>> (p.name, p.suffix, p.parent.name, p.read_text())
-    ('train.txt', '.txt', 'data', 'hello')
     """
 
     __slots__ = ("_pure", "_fs")
 
-    def __init__(self, *segments: str | os.PathLike[str] | Path, fs: FS | None = None) -> None:
+    def __init__(self, *segments: str | os.PathLike[str] | PurePath,
+                 fs: FS | None = None) -> None:
         if fs is None:
-            fs = next((s._fs for s in segments if isinstance(s, Path)), None)
+            fs = next((s._fs for s in segments if isinstance(s, PurePath)), None)
         self._fs: FS = fs if fs is not None else Local()
-        self._pure = PurePosixPath(*(s._pure if isinstance(s, Path) else s for s in segments))
+        self._pure = PurePosixPath(*(s._pure if isinstance(s, PurePath) else s for s in segments))
 
-    @classmethod
-    def from_url(cls, url: str, **options: Any) -> Path:
-        """The root of the filesystem at ``url`` (see :func:`pfio.from_url`)."""
-        from ..api import from_url
-
-        return cls(fs=from_url(url, **options))
-
-    def _make(self, pure: PurePosixPath) -> Path:
+    def _make(self, pure: PurePosixPath) -> PurePath:
         path = object.__new__(type(self))
         path._pure = pure
         path._fs = self._fs
@@ -62,13 +47,13 @@ class Path:
 
     # -- the pure-path API -------------------------------------------------------------
 
-    def __truediv__(self, other: str | os.PathLike[str] | Path) -> Path:
+    def __truediv__(self, other: str | os.PathLike[str] | PurePath) -> PurePath:
         return self._make(self._pure / _pure(other))
 
-    def __rtruediv__(self, other: str | os.PathLike[str]) -> Path:
+    def __rtruediv__(self, other: str | os.PathLike[str]) -> PurePath:
         return self._make(_pure(other) / self._pure)
 
-    def joinpath(self, *others: str | os.PathLike[str] | Path) -> Path:
+    def joinpath(self, *others: str | os.PathLike[str] | PurePath) -> PurePath:
         """This path joined with ``others``."""
         return self._make(self._pure.joinpath(*(_pure(o) for o in others)))
 
@@ -76,7 +61,7 @@ class Path:
         return str(self._pure)
 
     def __repr__(self) -> str:
-        return f"Path({str(self._pure)!r}, fs={self._fs!r})"
+        return f"{type(self).__name__}({str(self._pure)!r}, fs={self._fs!r})"
 
     def __fspath__(self) -> str:
         if not isinstance(self._fs, Local):
@@ -93,27 +78,27 @@ class Path:
         return self._pure, repr(self._fs)
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Path):
+        if not isinstance(other, PurePath):
             return NotImplemented
         return self._key() == other._key()
 
     def __hash__(self) -> int:
         return hash(self._key())
 
-    def __lt__(self, other: Path) -> bool:
+    def __lt__(self, other: PurePath) -> bool:
         return self._compare(other) < 0
 
-    def __le__(self, other: Path) -> bool:
+    def __le__(self, other: PurePath) -> bool:
         return self._compare(other) <= 0
 
-    def __gt__(self, other: Path) -> bool:
+    def __gt__(self, other: PurePath) -> bool:
         return self._compare(other) > 0
 
-    def __ge__(self, other: Path) -> bool:
+    def __ge__(self, other: PurePath) -> bool:
         return self._compare(other) >= 0
 
-    def _compare(self, other: Path) -> int:
-        if not isinstance(other, Path) or repr(other._fs) != repr(self._fs):
+    def _compare(self, other: PurePath) -> int:
+        if not isinstance(other, PurePath) or repr(other._fs) != repr(self._fs):
             raise TypeError(f"cannot order {self!r} and {other!r}: not paths on the same "
                             "filesystem")
         return (self._pure > other._pure) - (self._pure < other._pure)
@@ -154,28 +139,28 @@ class Path:
         return self._pure.suffixes
 
     @property
-    def parent(self) -> Path:
+    def parent(self) -> PurePath:
         """The path without its last component."""
         return self._make(self._pure.parent)
 
     @property
-    def parents(self) -> tuple[Path, ...]:
+    def parents(self) -> tuple[PurePath, ...]:
         """The ancestors, nearest first."""
         return tuple(self._make(p) for p in self._pure.parents)
 
-    def with_name(self, name: str) -> Path:
+    def with_name(self, name: str) -> PurePath:
         """This path with the last component replaced by ``name``."""
         return self._make(self._pure.with_name(name))
 
-    def with_stem(self, stem: str) -> Path:
+    def with_stem(self, stem: str) -> PurePath:
         """This path with the stem of the last component replaced by ``stem``."""
         return self._make(self._pure.with_stem(stem))
 
-    def with_suffix(self, suffix: str) -> Path:
+    def with_suffix(self, suffix: str) -> PurePath:
         """This path with the suffix replaced by ``suffix`` (``""`` removes it)."""
         return self._make(self._pure.with_suffix(suffix))
 
-    def relative_to(self, other: str | os.PathLike[str] | Path) -> Path:
+    def relative_to(self, other: str | os.PathLike[str] | PurePath) -> PurePath:
         """This path relative to ``other``.
 
         Raises:
@@ -183,7 +168,7 @@ class Path:
         """
         return self._make(self._pure.relative_to(_pure(other)))
 
-    def is_relative_to(self, other: str | os.PathLike[str] | Path) -> bool:
+    def is_relative_to(self, other: str | os.PathLike[str] | PurePath) -> bool:
         """True when this path is under ``other``."""
         return self._pure.is_relative_to(_pure(other))
 
@@ -194,6 +179,37 @@ class Path:
     def match(self, pattern: str) -> bool:
         """True when the path matches the glob ``pattern`` (from the right, as pathlib)."""
         return self._pure.match(pattern)
+
+
+class Path(PurePath):
+    """A path on a filesystem, with the :class:`pathlib.Path` API.
+
+    The pure part (``/``, ``name``, ``suffix``, ``parent``, ``relative_to``, ``match``, ...)
+    is that of :class:`pathlib.PurePosixPath`; the rest asks the filesystem, so the errors
+    are the filesystem's own (``FileNotFoundError``, ``IsADirectoryError``, ...).
+
+    Args:
+        segments: path segments, joined as :class:`pathlib.PurePosixPath` joins them; a
+            ``Path`` among them lends its filesystem when ``fs`` is not given.
+        fs: the filesystem; paths are relative to its root. Default: :class:`Local` at the
+            working directory.
+
+    >>> import pfio
+    >>> p = Path("data", "train.txt", fs=pfio.from_url("mem://pathdoc"))
+    >>> p.write_text("hello")
+    5
+    >>> (p.name, p.suffix, p.parent.name, p.read_text())
+    ('train.txt', '.txt', 'data', 'hello')
+    """
+
+    __slots__ = ()
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> Path:
+        """The root of the filesystem at ``url`` (see :func:`pfio.from_url`)."""
+        from ..api import from_url
+
+        return cls(fs=from_url(url, **options))
 
     # -- asking the filesystem ---------------------------------------------------------
 
@@ -348,10 +364,11 @@ class Path:
             return f.write(data)
 
 
-def _pure(segment: str | os.PathLike[str] | Path) -> PurePosixPath:
-    if isinstance(segment, Path):
+
+def _pure(segment: str | os.PathLike[str] | PurePath) -> PurePosixPath:
+    if isinstance(segment, PurePath):
         return segment._pure
     return PurePosixPath(segment)
 
 
-__all__ = ["Path"]
+__all__ = ["Path", "PurePath"]

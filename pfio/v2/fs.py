@@ -1,0 +1,112 @@
+"""``pfio.v2.fs``: the base classes and the factory functions, with PFIO 2.x's semantics.
+
+:class:`FS` and :class:`FileStat` are pfio's own; :func:`from_url` adds PFIO 2.x's
+``force_type`` and ``http_cache`` arguments to :func:`pfio.from_url`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from .. import registry
+from .._uri import parse_uri
+from ..api import from_url as _from_url
+from ..api import open_url
+from ..fs.base import FS
+from ..fs.stat import FileStat
+from ..version import __version__
+from . import config
+
+_ARCHIVE_TYPES = ("zip", "tar")
+
+
+class ForkedError(RuntimeError):
+    """PFIO 2.x's error for a filesystem used in a forked child. pfio never raises it: its
+    filesystems reconnect after ``fork`` by themselves. Kept so that ``except`` clauses
+    naming it still work."""
+
+
+def from_url(url: str, *, force_type: str | None = None, create: bool = False,
+             http_cache: str | None = None, **options: Any) -> FS:
+    """Return the filesystem at ``url``, as PFIO 2.x's ``from_url`` did.
+
+    Without ``force_type`` this is :func:`pfio.from_url`: a path component ending in
+    ``.zip`` (or ``.tar``, ``.tar.gz``, ``.tgz``) is opened as an archive.
+
+    Args:
+        url: where the filesystem is rooted.
+        force_type: ``"zip"`` (or ``"tar"``) opens the file at ``url`` as that kind of
+            archive whatever its name; a scheme name (``"file"``, ``"s3"``, ``"hdfs"``, ...)
+            opens ``url`` as a directory of that filesystem even when its name ends in
+            ``.zip``, and must be the scheme of ``url``.
+        create: create the root directory when it is missing (not for archives).
+        http_cache: the URL prefix of an HTTP cache server to read files through (see
+            :class:`pfio.v2.HTTPCachedFS`).
+        options: backend options. ``reset_on_fork`` is accepted with a
+            ``DeprecationWarning`` (filesystems always reconnect after ``fork``).
+
+    Raises:
+        ValueError: ``force_type`` is a scheme other than that of ``url``, or ``create`` is
+            asked of an archive; also as :func:`pfio.from_url`.
+    """
+    if options.pop("reset_on_fork", None) is not None:
+        warnings.warn("reset_on_fork is deprecated: filesystems reconnect after fork by "
+                      "themselves", DeprecationWarning, stacklevel=2)
+    fs = _forced(url, force_type, create, options)
+    if http_cache is not None:
+        from ..cache.http_cached_fs import HTTPCachedFS
+
+        fs = HTTPCachedFS(http_cache, fs)
+    return fs
+
+
+def _forced(url: str, force_type: str | None, create: bool, options: dict[str, Any]) -> FS:
+    if force_type is None:
+        return _from_url(url, create=create, **options)
+    if not isinstance(force_type, str):
+        raise ValueError(f"force_type must be a str, not {type(force_type).__name__}")
+    uri = parse_uri(url)
+    if force_type in _ARCHIVE_TYPES:
+        if create:
+            raise ValueError(f"create=True is not supported when opening {url!r} as a "
+                             f"{force_type} archive")
+        parent, name = uri.split()
+        if not name:
+            raise ValueError(f"{url!r} names no file to open as a {force_type} archive")
+        outer = _from_url(str(parent), **options)
+        archive = outer.open_zip(name) if force_type == "zip" else outer.open_tar(name)
+        archive.owns_backing_fs = True
+        return archive
+    if force_type.lower() != uri.scheme:
+        raise ValueError(
+            f"force_type {force_type!r} does not match the scheme {uri.scheme!r} of {url!r} "
+            f"(use 'zip', 'tar' or the URL's scheme)"
+        )
+    if create:
+        options["create"] = True
+    return registry.create(uri, **options)
+
+
+def lazify(init_func: Callable[[], FS], lazy_init: bool = True,
+           recreate_on_fork: bool = True) -> FS:
+    """Deprecated since PFIO 2.2: return ``init_func()``.
+
+    pfio's filesystems are cheap to create and reconnect after ``fork`` by themselves, which
+    is what ``lazify`` was for. (PFIO 2.10's ``lazify`` returned None, a bug; this returns
+    the filesystem.)
+    """
+    warnings.warn("lazify is deprecated: filesystems are lazy and fork-safe already",
+                  DeprecationWarning, stacklevel=2)
+    return init_func()
+
+
+def format_repr(cls: type, data: dict[str, Any]) -> str:
+    """``module.Class(key=value, ...)``: the ``repr`` PFIO 2.x's filesystems had."""
+    fields = ", ".join(f"{name}={value!r}" for name, value in data.items())
+    return f"{cls.__module__}.{cls.__name__}({fields})"
+
+
+__all__ = ["FS", "FileStat", "ForkedError", "__version__", "config", "format_repr",
+           "from_url", "lazify", "open_url"]
