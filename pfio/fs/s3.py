@@ -70,7 +70,7 @@ class S3(S3Operations, FS):
 
     scheme = "s3"
 
-    def __init__(self, bucket: str, prefix: str = "", endpoint: str | None = None,
+    def __init__(self, bucket: str, prefix: str | None = "", endpoint: str | None = None,
                  aws_access_key_id: str | None = None,
                  aws_secret_access_key: str | None = None, session_token: str | None = None,
                  region: str | None = None, profile: str | None = None,
@@ -83,7 +83,7 @@ class S3(S3Operations, FS):
         if not bucket:
             raise ValueError("S3 needs a bucket name")
         self.bucket = bucket
-        self.root = prefix.strip("/")
+        self.root = (prefix or "").strip("/")
         self.endpoint = endpoint or os.environ.get("S3_ENDPOINT") or \
             os.environ.get("AWS_ENDPOINT_URL") or None
         self.region = region

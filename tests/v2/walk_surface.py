@@ -50,7 +50,7 @@ PACKAGES = {"pfio", "pfio.v2", "pfio.cache"}
 _MISSING = "<no default>"
 
 
-def _default(value: Any) -> Any:
+def default_of(value: Any) -> Any:
     if value is inspect.Parameter.empty:
         return _MISSING
     if value is None or isinstance(value, (bool, int, float, str)):
@@ -64,7 +64,7 @@ def parameters(obj: Any) -> list[dict[str, Any]] | None:
         signature = inspect.signature(obj)
     except (TypeError, ValueError):
         return None
-    return [{"name": p.name, "kind": p.kind.name, "default": _default(p.default)}
+    return [{"name": p.name, "kind": p.kind.name, "default": default_of(p.default)}
             for p in signature.parameters.values()]
 
 
