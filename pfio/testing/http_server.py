@@ -56,8 +56,8 @@ def make_http_server() -> Iterator[tuple[http.server.ThreadingHTTPServer, int]]:
     OnMemoryHTTPServerForTest.files.clear()
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), OnMemoryHTTPServerForTest)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, name="pfio-test-http",
-                              daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,),
+                              name="pfio-test-http", daemon=True)
     thread.start()
     try:
         yield server, server.server_address[1]
