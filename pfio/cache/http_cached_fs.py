@@ -5,19 +5,49 @@ read whole from the wrapped filesystem and, when not larger than ``max_cache_siz
 to the server for next time. Everything else (writes, listing, stat, removal) goes to the
 wrapped filesystem: the server is never told that a file changed, so use a new ``url`` when
 the data does.
+
+Entries are named as PFIO 2.x named them (see :func:`canonical_name`), so PFIO 2.x and pfio
+share the entries of one cache server.
 """
 
 from __future__ import annotations
 
 import copy
+import os
+import posixpath
 import urllib.parse
 from typing import IO, Any
 
+from ..containers.zip import Zip
 from ..fs.base import FS
+from ..fs.local import Local
 from ..fs.modes import Mode
+from ..fs.s3 import S3
 from ..fs.writers import MemoryReader
 from .cached_fs import CachedFS
 from .http_cache import HTTPConnector
+
+#: characters left as they are in entry names (what PFIO 2.x sent unquoted)
+_SAFE = "/:@!$&'()*+,;=-._~"
+
+
+def canonical_name(fs: FS, path: str) -> str:
+    """The name of the cache entry of ``path`` on ``fs``, as PFIO 2.x named it:
+    ``file://<absolute path>`` (local), ``s3://<endpoint host>/<bucket>/<key>`` (S3),
+    ``<archive's name>/pfio-zipfs/<member>`` (zip); on other filesystems, the file's URL."""
+    if isinstance(fs, Local):
+        return "file:/" + os.path.normpath(os.path.join(fs.cwd, path))
+    if isinstance(fs, Zip):
+        member = posixpath.join(fs.root, posixpath.normpath(path))
+        return f"{canonical_name(fs.backend, fs.file_path)}/pfio-zipfs/{member}"
+    if isinstance(fs, S3):
+        endpoint = fs.endpoint
+        if endpoint and "://" not in endpoint:
+            endpoint = "http://" + endpoint
+        host = urllib.parse.urlsplit(endpoint).hostname if endpoint else "undefined"
+        key = posixpath.normpath(posixpath.join(fs.root, path)).lstrip("/")
+        return f"s3://{host}/{fs.bucket}/{key}"
+    return fs._describe(path)
 
 
 class HTTPCachedFS(CachedFS):
@@ -48,8 +78,9 @@ class HTTPCachedFS(CachedFS):
         return f"HTTPCachedFS({self.url!r}, {self.fs!r})"
 
     def _entry(self, path: str) -> str:
-        """The URL suffix of the entry of ``path``: the file's own URL, escaped."""
-        return urllib.parse.quote(self.fs._describe(path).lstrip("/"), safe="/")
+        """The URL suffix of the entry of ``path`` (its :func:`canonical_name`, with
+        characters a URL cannot carry escaped)."""
+        return urllib.parse.quote(canonical_name(self.fs, path), safe=_SAFE)
 
     def _open_binary(self, path: str, mode: Mode, buffering: int, encoding: str | None,
                      errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:
@@ -73,4 +104,4 @@ class HTTPCachedFS(CachedFS):
         return sub
 
 
-__all__ = ["HTTPCachedFS"]
+__all__ = ["HTTPCachedFS", "canonical_name"]

@@ -12,6 +12,7 @@ import threading
 import pytest
 
 import pfio
+import pfio.testing
 from pfio.cache import HTTPCache, HTTPConnector
 from pfio.testing import OnMemoryHTTPServerForTest, make_http_server
 
@@ -176,3 +177,36 @@ def test_make_http_server_stops_its_server():
         assert httpd.server_address == ("127.0.0.1", port)
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
         pass
+
+
+def test_entries_are_named_as_pfio2_named_them(tmp_path):
+    from pfio.cache.http_cached_fs import canonical_name
+
+    local = pfio.v2.Local(str(tmp_path))
+    assert canonical_name(local, "d/../f.bin") == "file:/" + str(tmp_path / "f.bin")
+    s3 = pfio.v2.S3("bkt", prefix="pre", endpoint="http://s3.example:9000")
+    assert canonical_name(s3, "a/./k") == "s3://s3.example/bkt/pre/a/k"
+    assert canonical_name(pfio.v2.S3("bkt", endpoint="s3.example"), "k") == \
+        "s3://s3.example/bkt/k"
+    with pfio.testing.ZipForTest(str(tmp_path / "t.zip")):
+        with local.open_zip("t.zip") as archive:
+            assert canonical_name(archive, "dir/f") == \
+                f"file:/{tmp_path}/t.zip/pfio-zipfs/dir/f"
+
+
+def test_an_entry_stored_under_the_pfio2_name_is_served(server, tmp_path):
+    (tmp_path / "f").write_bytes(b"source")
+    HTTPConnector(server).put("file:/" + str(tmp_path / "f"), b"from the server")
+    fs = pfio.v2.HTTPCachedFS(server, pfio.v2.Local(str(tmp_path)))
+    with fs.open("f", "rb") as f:
+        assert f.read() == b"from the server"
+
+
+def test_names_a_url_cannot_carry_are_escaped(server, tmp_path):
+    (tmp_path / "a b%.txt").write_bytes(b"spaced")
+    fs = pfio.v2.HTTPCachedFS(server, pfio.v2.Local(str(tmp_path)))
+    for _ in range(2):
+        with fs.open("a b%.txt", "rb") as f:
+            assert f.read() == b"spaced"
+    [name] = OnMemoryHTTPServerForTest.files
+    assert name.endswith("/a%20b%25.txt")
