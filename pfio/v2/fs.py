@@ -28,6 +28,16 @@ class ForkedError(RuntimeError):
     naming it still work."""
 
 
+class RootNotFoundError(FileNotFoundError, ValueError):
+    """:func:`from_url`'s root does not exist: a ``FileNotFoundError`` (pfio) that is also
+    the ``ValueError`` PFIO 2.x raised."""
+
+
+class RootNotADirectoryError(NotADirectoryError, ValueError):
+    """:func:`from_url`'s root is a file (``force_type`` forbids opening it as an archive):
+    a ``NotADirectoryError`` (pfio) that is also the ``ValueError`` PFIO 2.x raised."""
+
+
 def from_url(url: str, *, force_type: str | None = None, create: bool = False,
              http_cache: str | None = None, **options: Any) -> FS:
     """Return the filesystem at ``url``, as PFIO 2.x's ``from_url`` did.
@@ -48,18 +58,32 @@ def from_url(url: str, *, force_type: str | None = None, create: bool = False,
             ``DeprecationWarning`` (filesystems always reconnect after ``fork``).
 
     Raises:
+        RootNotFoundError: the root directory does not exist (and ``create`` is false).
+        RootNotADirectoryError: the root is a file.
         ValueError: ``force_type`` is a scheme other than that of ``url``, or ``create`` is
             asked of an archive; also as :func:`pfio.from_url`.
     """
     if options.pop("reset_on_fork", None) is not None:
         warnings.warn("reset_on_fork is deprecated: filesystems reconnect after fork by "
                       "themselves", DeprecationWarning, stacklevel=2)
-    fs = _forced(url, force_type, create, options)
+    try:
+        fs = _forced(url, force_type, create, options)
+    except NotADirectoryError as exc:
+        raise RootNotADirectoryError(*_os_error_args(exc)) from exc
+    except FileNotFoundError as exc:
+        raise RootNotFoundError(*_os_error_args(exc)) from exc
     if http_cache is not None:
         from ..cache.http_cached_fs import HTTPCachedFS
 
         fs = HTTPCachedFS(http_cache, fs)
     return fs
+
+
+def _os_error_args(exc: OSError) -> tuple[Any, ...]:
+    """The arguments that make an ``OSError`` like ``exc`` (its file name included)."""
+    if exc.errno is None:
+        return exc.args
+    return (exc.errno, exc.strerror, exc.filename)
 
 
 def _forced(url: str, force_type: str | None, create: bool, options: dict[str, Any]) -> FS:
@@ -108,5 +132,6 @@ def format_repr(cls: type, data: dict[str, Any]) -> str:
     return f"{cls.__module__}.{cls.__name__}({fields})"
 
 
-__all__ = ["FS", "FileStat", "ForkedError", "__version__", "config", "format_repr",
+__all__ = ["FS", "FileStat", "ForkedError", "RootNotADirectoryError", "RootNotFoundError",
+           "__version__", "config", "format_repr",
            "from_url", "lazify", "open_url"]

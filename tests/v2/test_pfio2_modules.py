@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import importlib.metadata
 import os
 import pickle
@@ -118,3 +119,26 @@ def test_from_url_warns_of_reset_on_fork():
 def test_format_repr():
     assert pfio.v2.fs.format_repr(FileStat, {"a": 1, "b": "x"}) == \
         "pfio.fs.stat.FileStat(a=1, b='x')"
+
+
+def test_missing_root_is_a_value_error_as_in_pfio2_and_a_file_not_found_error(tmp_path):
+    missing = str(tmp_path / "missing")
+    with pytest.raises(ValueError) as caught:
+        pfio.v2.from_url(missing)
+    assert isinstance(caught.value, FileNotFoundError)
+    assert (caught.value.errno, caught.value.filename) == (errno.ENOENT, missing)
+    assert pfio.v2.from_url(missing, create=True).isdir("")
+
+
+def test_a_file_forced_as_a_directory_is_a_value_error_too(tmp_path):
+    path = str(tmp_path / "t.zip")
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("m", b"")
+    with pytest.raises(ValueError) as caught:
+        pfio.v2.from_url(path, force_type="file")
+    assert isinstance(caught.value, NotADirectoryError)
+
+
+def test_missing_zip_is_a_file_not_found_error(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        pfio.v2.from_url(str(tmp_path / "no.zip"))
