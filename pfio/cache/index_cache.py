@@ -249,23 +249,31 @@ class IndexFileCache(Cache):
         check_index(i, self.length)
         view = self._view()
         with self._write_lock(view):
-            _, size = ENTRY.unpack(os.pread(view.fd, ENTRY.size, i * ENTRY.size))
-            if size >= 0:
-                return False
-            end = os.fstat(view.fd).st_size
-            if self.cache_size_limit and self.cache_size_limit < end + len(data):
-                self._frozen = True
-                return False
             try:
-                _pwrite_all(view.fd, data, end)
-                os.pwrite(view.fd, ENTRY.pack(end, len(data)), i * ENTRY.size)
+                return self._append(view, i, data)
             except OSError as exc:
                 if exc.errno not in _FULL_ERRNOS:
                     raise
-                _truncate_quietly(view.fd, end)
                 warnings.warn(f"cache {self._path}: {exc.strerror}; data not cached",
                               RuntimeWarning, stacklevel=2)
                 return False
+
+    def _append(self, view: CacheFileView, i: int, data: bytes) -> bool:
+        """Append ``data`` and point slot ``i`` at it (under the write lock); a failed
+        write is cut off the file again."""
+        _, size = ENTRY.unpack(os.pread(view.fd, ENTRY.size, i * ENTRY.size))
+        if size >= 0:
+            return False
+        end = os.fstat(view.fd).st_size
+        if self.cache_size_limit and self.cache_size_limit < end + len(data):
+            self._frozen = True
+            return False
+        try:
+            _pwrite_all(view.fd, data, end)
+            os.pwrite(view.fd, ENTRY.pack(end, len(data)), i * ENTRY.size)
+        except OSError:
+            _truncate_quietly(view.fd, end)
+            raise
         return True
 
     # -- preserve and preload ----------------------------------------------------------

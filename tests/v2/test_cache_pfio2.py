@@ -4,6 +4,7 @@ and ``NaiveCache``'s index checks."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -94,3 +95,31 @@ def test_naive_cache_needs_a_positive_length():
     # PFIO 2.10 asserted it (AssertionError, gone under python -O); pfio raises ValueError
     with pytest.raises(ValueError, match="length"):
         pfio.cache.NaiveCache(0)
+
+
+@pytest.mark.parametrize("name", ["FileCache", "MultiprocessFileCache"])
+def test_full_disk_anywhere_in_put_warns(tmp_path, monkeypatch, name):
+    """As PFIO 2.x, an ENOSPC from any call of ``put`` (here the read of the slot's index
+    entry, injected: a real read does not fail so) is a warning and a False."""
+
+    def full(*args):
+        raise OSError(28, "No space left on device")
+
+    with getattr(pfio.cache, name)(4, dir=str(tmp_path)) as cache:
+        with monkeypatch.context() as patched:
+            patched.setattr(os, "pread", full)
+            with pytest.warns(RuntimeWarning, match="No space left"):
+                assert cache.put(0, b"data") is False
+        assert cache.put(0, b"data") and cache.get(0) == b"data"
+
+
+def test_other_errors_in_put_still_raise(tmp_path, monkeypatch):
+
+    def broken(*args):
+        raise OSError(5, "Input/output error")
+
+    with pfio.cache.FileCache(4, dir=str(tmp_path)) as cache:
+        with monkeypatch.context() as patched:
+            patched.setattr(os, "pread", broken)
+            with pytest.raises(OSError, match="Input/output"):
+                cache.put(0, b"data")
