@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import IO, Any
 
-from ..fs.local import Local
 from ..fs.stat import FileStat
 from .pure_path import PurePath, pure_of
 
@@ -24,8 +23,8 @@ class Path(PurePath):
     Args:
         segments: path segments, joined as :class:`pathlib.PurePosixPath` joins them; a
             ``Path`` among them lends its filesystem when ``fs`` is not given.
-        fs: the filesystem; paths are relative to its root. Default: :class:`Local` at the
-            working directory.
+        fs: the filesystem; paths are relative to its root, and a leading ``/`` is its
+            root too (as in PFIO 2.x). Default: :class:`Local` at the working directory.
 
     >>> import pfio
     >>> p = Path("data", "train.txt", fs=pfio.from_url("mem://pathdoc"))
@@ -48,7 +47,7 @@ class Path(PurePath):
 
     @property
     def _path(self) -> str:
-        return str(self._pure)
+        return self._in_fs
 
     def exists(self, *, follow_symlinks: bool = True) -> bool:
         """True when the path exists.
@@ -80,12 +79,10 @@ class Path(PurePath):
         return self._fs.stat(self._path)
 
     def absolute(self) -> Path:
-        """This path from the top of the filesystem: a local path joined to the root
-        directory (the working directory by default); elsewhere ``/`` + root + path."""
+        """This path anchored at the filesystem's root: ``/`` + the path."""
         if self._pure.is_absolute():
             return self
-        base = self._fs.cwd if isinstance(self._fs, Local) else self._fs._root()
-        return self._make(PurePosixPath("/", base, self._pure))
+        return self._make(PurePosixPath("/") / self._pure)
 
     def resolve(self, strict: bool = False) -> Path:
         """:meth:`absolute`, with ``.`` and ``..`` components resolved (there are no

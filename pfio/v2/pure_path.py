@@ -18,8 +18,8 @@ class PurePath:
     Args:
         segments: path segments, joined as :class:`pathlib.PurePosixPath` joins them; a
             path among them lends its filesystem when ``fs`` is not given.
-        fs: the filesystem; paths are relative to its root. Default: :class:`Local` at the
-            working directory.
+        fs: the filesystem; paths are relative to its root, and a leading ``/`` is its
+            root too (as in PFIO 2.x). Default: :class:`Local` at the working directory.
     """
 
     __slots__ = ("_pure", "_fs")
@@ -60,12 +60,22 @@ class PurePath:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({str(self._pure)!r}, fs={self._fs!r})"
 
+    @property
+    def _in_fs(self) -> str:
+        """The path as the filesystem takes it: relative to its root (a leading ``/``
+        anchors the path at the filesystem's root, as in PFIO 2.x)."""
+        return str(self._pure).lstrip("/")
+
     def __fspath__(self) -> str:
+        """The local path of a path on a :class:`Local` filesystem (its root joined with
+        the path).
+
+        Raises:
+            TypeError: the path is on another filesystem (it has no local path).
+        """
         if not isinstance(self._fs, Local):
             raise TypeError(f"{self!r} is not on the local filesystem")
-        if self._pure.is_absolute():
-            return str(self._pure)
-        return os.path.join(self._fs.cwd, str(self._pure))
+        return os.path.join(self._fs.cwd, self._in_fs) if self._in_fs else self._fs.cwd
 
     def as_posix(self) -> str:
         """The path with ``/`` separators."""
@@ -76,7 +86,7 @@ class PurePath:
         URL (``s3://bucket/prefix/key``, ...)."""
         if isinstance(self._fs, Local):
             return PurePosixPath(os.path.abspath(self.__fspath__())).as_uri()
-        return self._fs._describe(str(self._pure).lstrip("/"))
+        return self._fs._describe(self._in_fs)
 
     def with_segments(self, *segments: str | os.PathLike[str] | PurePath) -> PurePath:
         """A path of the same class on the same filesystem, made of ``segments``."""

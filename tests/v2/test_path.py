@@ -95,7 +95,9 @@ def test_equality_hash_and_order_depend_on_path_and_filesystem():
 
 def test_fspath_of_local_paths(tmp_path):
     assert os.fspath(Path("f.txt", fs=Local(str(tmp_path)))) == str(tmp_path / "f.txt")
-    assert os.fspath(Path("/abs/f", fs=Local(str(tmp_path)))) == "/abs/f"
+    # a leading "/" is the filesystem's root, as in PFIO 2.x
+    assert os.fspath(Path("/abs/f", fs=Local(str(tmp_path)))) == str(tmp_path / "abs" / "f")
+    assert os.fspath(Path("/", fs=Local(str(tmp_path)))) == str(tmp_path)
 
 
 def test_fspath_of_other_filesystems_is_refused():

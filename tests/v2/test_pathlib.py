@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import secrets
 
 import pytest
@@ -64,15 +63,25 @@ def test_as_uri(tmp_path, mem):
     assert Path("k/v", fs=mem).as_uri().startswith("mem://")
 
 
-def test_absolute_and_resolve_on_local(tmp_path):
+def test_absolute_and_resolve_anchor_at_the_filesystem_root(tmp_path):
     fs = Local(str(tmp_path))
     p = Path("d/../f", fs=fs)
-    assert str(p.absolute()) == os.path.join(str(tmp_path), "d/../f")
-    assert str(p.resolve()) == os.path.join(str(tmp_path), "f")
+    assert str(p.absolute()) == "/d/../f"
+    assert str(p.resolve()) == "/f"
     _write(p.resolve())
     assert p.resolve(strict=True).read_bytes() == b"x"
+    assert (tmp_path / "f").read_bytes() == b"x"
     with pytest.raises(FileNotFoundError):
         Path("missing", fs=fs).resolve(strict=True)
+
+
+def test_leading_slash_is_the_filesystem_root(tmp_path, mem):
+    _write(Path("/top/f", fs=mem), b"rooted")
+    assert Path("top/f", fs=mem).read_bytes() == b"rooted"
+    local = Path("/a.txt", fs=Local(str(tmp_path)))
+    local.write_text("in the root")
+    assert (tmp_path / "a.txt").read_text() == "in the root"
+    assert local.as_uri() == (tmp_path / "a.txt").as_uri()
 
 
 def test_samefile(tmp_path):
