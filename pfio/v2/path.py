@@ -117,14 +117,14 @@ class Path(PurePath):
         """The paths under this directory that match ``pattern``, sorted.
 
         ``*``, ``?`` and ``[...]`` match within one component; ``**`` matches any number of
-        directories (none included). Matching is case-sensitive.
+        directories (none included).
 
         Raises:
-            NotImplementedError: ``case_sensitive`` is False.
+            NotImplementedError: ``case_sensitive`` is given (as in PFIO 2.x).
         """
-        if case_sensitive is False:
-            raise NotImplementedError("Path.glob(case_sensitive=False) is not supported: "
-                                      "filesystems match names case-sensitively")
+        if case_sensitive is not None:
+            raise NotImplementedError("Path.glob(case_sensitive=...) is not supported: "
+                                      "each filesystem matches names its own way")
         for rel in self._fs.subfs(self._path).glob(pattern):
             yield self / rel
 

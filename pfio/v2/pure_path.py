@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import warnings
 from pathlib import PurePosixPath
 
 from ..fs.base import FS
@@ -67,8 +68,14 @@ class PurePath:
         return str(self._pure).lstrip("/")
 
     def __fspath__(self) -> str:
-        """The local path of a path on a :class:`Local` filesystem (its root joined with
-        the path).
+        """The path as written, on any filesystem (as in PFIO 2.x): ``os.fspath`` and the
+        ``os.path`` functions work on it; the file's local path (for a :class:`Local`
+        filesystem) is :meth:`local_path`."""
+        return str(self._pure)
+
+    def local_path(self) -> str:
+        """The local path of the file: the :class:`Local` filesystem's root joined with the
+        path.
 
         Raises:
             TypeError: the path is on another filesystem (it has no local path).
@@ -82,10 +89,16 @@ class PurePath:
         return self._pure.as_posix()
 
     def as_uri(self) -> str:
-        """The URL of the path: ``file:///...`` for a local path, else the filesystem's
-        URL (``s3://bucket/prefix/key``, ...)."""
+        """The URL of an absolute path: ``file:///...`` for a local path, else the
+        filesystem's URL (``s3://bucket/prefix/key``, ...).
+
+        Raises:
+            ValueError: the path is relative (as pathlib's ``as_uri``).
+        """
+        if not self._pure.is_absolute():
+            raise ValueError(f"relative path can't be expressed as a URI: {str(self)!r}")
         if isinstance(self._fs, Local):
-            return PurePosixPath(os.path.abspath(self.__fspath__())).as_uri()
+            return PurePosixPath(os.path.abspath(self.local_path())).as_uri()
         return self._fs._describe(self._in_fs)
 
     def with_segments(self, *segments: str | os.PathLike[str] | PurePath) -> PurePath:
@@ -193,26 +206,28 @@ class PurePath:
         """This path with the suffix replaced by ``suffix`` (``""`` removes it)."""
         return self._make(self._pure.with_suffix(suffix))
 
-    def relative_to(self, other: str | os.PathLike[str] | PurePath, *,
+    def relative_to(self, *other: str | os.PathLike[str] | PurePath,
                     walk_up: bool = False) -> PurePath:
         """This path relative to ``other``; with ``walk_up``, ``..`` components reach paths
-        that are not under ``other``.
+        that are not under ``other``. Several ``other`` segments are joined (deprecated,
+        as in PFIO 2.x and pathlib).
 
         Raises:
             ValueError: this path is not under ``other`` (and ``walk_up`` is false), or one
                 of the two is absolute and the other relative.
         """
+        base = _joined(other, "relative_to")
         if not walk_up:
-            return self._make(self._pure.relative_to(pure_of(other)))
-        base = pure_of(other)
+            return self._make(self._pure.relative_to(base))
         if base.is_absolute() != self._pure.is_absolute():
             raise ValueError(f"{str(self)!r} and {str(base)!r} are not both absolute or "
                              "both relative")
         return self._make(PurePosixPath(posixpath.relpath(self._pure, base)))
 
-    def is_relative_to(self, other: str | os.PathLike[str] | PurePath) -> bool:
-        """True when this path is under ``other``."""
-        return self._pure.is_relative_to(pure_of(other))
+    def is_relative_to(self, *other: str | os.PathLike[str] | PurePath) -> bool:
+        """True when this path is under ``other`` (several segments are joined, deprecated
+        as in :meth:`relative_to`)."""
+        return self._pure.is_relative_to(_joined(other, "is_relative_to"))
 
     def is_absolute(self) -> bool:
         """True when the path starts with ``/``."""
@@ -228,6 +243,16 @@ class PurePath:
     def is_reserved(self) -> bool:
         """Always False: POSIX paths reserve no names."""
         return False
+
+
+def _joined(segments: tuple[str | os.PathLike[str] | PurePath, ...], method: str
+            ) -> PurePosixPath:
+    if len(segments) != 1:
+        if not segments:
+            raise TypeError(f"{method}() needs a path")
+        warnings.warn(f"PurePath.{method} with several arguments is deprecated: pass one "
+                      "joined path", DeprecationWarning, stacklevel=3)
+    return PurePosixPath(*(pure_of(s) for s in segments))
 
 
 def pure_of(segment: str | os.PathLike[str] | PurePath) -> PurePosixPath:
