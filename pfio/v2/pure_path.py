@@ -59,7 +59,8 @@ class PurePath:
         return str(self._pure)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({str(self._pure)!r}, fs={self._fs!r})"
+        """``Path('a/b')``, as in PFIO 2.x (the filesystem is :attr:`fs`)."""
+        return f"{type(self).__name__}({str(self._pure)!r})"
 
     @property
     def _in_fs(self) -> str:
@@ -81,7 +82,7 @@ class PurePath:
             TypeError: the path is on another filesystem (it has no local path).
         """
         if not isinstance(self._fs, Local):
-            raise TypeError(f"{self!r} is not on the local filesystem")
+            raise TypeError(f"{self!r} is on {self._fs!r}, not on the local filesystem")
         return os.path.join(self._fs.cwd, self._in_fs) if self._in_fs else self._fs.cwd
 
     def as_posix(self) -> str:
