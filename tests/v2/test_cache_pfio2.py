@@ -79,16 +79,16 @@ def test_full_disk_warns_and_goes_on_uncached(tmp_path, name):
     ]
 
 
-def test_naive_cache_index_checks():
+def test_naive_cache_indexes_as_a_list_as_in_pfio2():
     cache = pfio.cache.NaiveCache(3)
-    cache.put(2, b"last")
-    # PFIO 2.10 let -1 alias the last slot (a list index): a bug; pfio refuses it
-    for i in (-1, 3):
+    assert cache.put(-1, b"last")
+    assert cache.get(2) == b"last" and cache.get(-1) == b"last"
+    assert cache.put(2, b"again") is False
+    for i in (-4, 3):
         with pytest.raises(IndexError, match="out of range"):
             cache.get(i)
         with pytest.raises(IndexError, match="out of range"):
             cache.put(i, b"x")
-    assert cache.get(2) == b"last"
 
 
 def test_naive_cache_needs_a_positive_length():
