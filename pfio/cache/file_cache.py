@@ -21,7 +21,7 @@ class FileCache(IndexFileCache):
         length: the number of slots.
         multithread_safe: let several threads ``put`` at once (a lock around writes).
         do_pickle: pickle what is put and unpickle what is got.
-        dir: the directory of the cache file (a local disk, not NFS).
+        dir: the directory of the cache file (a local disk: ``ValueError`` on NFS).
         cache_size_limit: bytes (file size, index included) after which the cache freezes
             and takes no more data; None or 0 for no limit.
         verbose: log the cache file's name.

@@ -32,6 +32,7 @@ from typing import Any
 
 from ..trace import hook
 from .base import Cache, check_index, check_length, default_cache_dir, report
+from .local_disk import check_local_disk
 
 logger = logging.getLogger(__name__)
 
@@ -149,6 +150,7 @@ class IndexFileCache(Cache):
         self.length = length
         self.do_pickle = do_pickle
         self.dir = dir if dir is not None else default_cache_dir()
+        check_local_disk(self.dir)
         self.cache_size_limit = cache_size_limit
         self.verbose = verbose
         self.trace = trace

@@ -22,7 +22,7 @@ class MultiprocessFileCache(IndexFileCache):
     Args:
         length: the number of slots.
         do_pickle: pickle what is put and unpickle what is got.
-        dir: the directory of the cache file (a local disk, not NFS); default
+        dir: the directory of the cache file (a local disk: ``ValueError`` on NFS); default
             ``$XDG_CACHE_HOME/pfio``.
         cache_size_limit: bytes (file size, index included) after which the cache freezes
             and takes no more data; None or 0 for no limit.
