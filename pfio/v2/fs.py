@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import IO, Any
 
 from .. import registry
 from .._uri import parse_uri
 from ..api import from_url as _from_url
-from ..api import open_url
+from ..api import open_url as _open_url
+from ..containers.base import ArchiveFS
 from ..fs.base import FS
 from ..fs.stat import FileStat
 from ..version import __version__
@@ -77,6 +78,29 @@ def from_url(url: str, *, force_type: str | None = None, create: bool = False,
 
         fs = HTTPCachedFS(http_cache, fs)
     return fs
+
+
+def open_url(url: str, mode: str = "r", *, force_type: str | None = None,
+             http_cache: str | None = None, **kwargs: Any) -> IO[Any]:
+    """Open the file at ``url``, as PFIO 2.x's ``open_url`` did.
+
+    Without ``force_type`` and ``http_cache`` this is :func:`pfio.open_url`; with them, the
+    directory of ``url`` is opened by :func:`from_url` with them and the file in it is
+    opened (so ``force_type="zip"`` takes that directory for a zip file, as PFIO 2.x).
+
+    Raises:
+        ValueError: ``force_type`` is a scheme other than that of ``url``; also as
+            :func:`pfio.open_url`.
+    """
+    if force_type is None and http_cache is None:
+        return _open_url(url, mode, **kwargs)
+    parent, name = parse_uri(url).split()
+    fs = from_url(str(parent), force_type=force_type, http_cache=http_cache)
+    try:
+        return fs.open(name, mode, **kwargs)
+    finally:
+        if isinstance(fs, ArchiveFS):
+            fs.close()  # it releases its backing file once the member is closed
 
 
 def _os_error_args(exc: OSError) -> tuple[Any, ...]:

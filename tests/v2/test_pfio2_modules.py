@@ -142,3 +142,39 @@ def test_a_file_forced_as_a_directory_is_a_value_error_too(tmp_path):
 def test_missing_zip_is_a_file_not_found_error(tmp_path):
     with pytest.raises(FileNotFoundError):
         pfio.v2.from_url(str(tmp_path / "no.zip"))
+
+
+def test_open_url_without_pfio2_options_is_pfios(tmp_path):
+    (tmp_path / "t.txt").write_text("hello")
+    with pfio.v2.open_url(str(tmp_path / "t.txt")) as f:
+        assert f.read() == "hello"
+
+
+def test_open_url_force_type(tmp_path):
+    path = str(tmp_path / "t.txt")
+    (tmp_path / "t.txt").write_text("hello")
+    with pfio.v2.open_url(path, "r", force_type="file") as f:
+        assert f.read() == "hello"
+    with pytest.raises(ValueError, match="does not match the scheme"):
+        pfio.v2.open_url(path, force_type="hdfs")
+    with pytest.raises(IsADirectoryError):  # the directory is taken for the zip
+        pfio.v2.open_url(path, force_type="zip")
+
+
+def test_open_url_member_of_a_forced_zip(tmp_path):
+    with zipfile.ZipFile(tmp_path / "archive.bin", "w") as z:
+        z.writestr("m.txt", b"member")
+    with pfio.v2.open_url(str(tmp_path / "archive.bin" / "m.txt"), "rb",
+                          force_type="zip") as f:
+        assert f.read() == b"member"
+
+
+def test_open_url_through_an_http_cache(tmp_path):
+    import pfio.testing
+
+    (tmp_path / "c.bin").write_bytes(b"cached")
+    with pfio.testing.make_http_server() as (_, port):
+        with pfio.v2.open_url(str(tmp_path / "c.bin"), "rb",
+                              http_cache=f"http://127.0.0.1:{port}/") as f:
+            assert f.read() == b"cached"
+        assert list(pfio.testing.OnMemoryHTTPServerForTest.files.values()) == [b"cached"]
