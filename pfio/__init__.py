@@ -27,8 +27,11 @@ from .registry import (
     unregister_container,
     unregister_filesystem,
 )
+from .version import __version__
 
-__version__ = "3.0.0.dev0"
+#: subpackages that ``pfio.<name>`` imports on first use (PFIO 2.x code writes
+#: ``import pfio`` then ``pfio.v2.from_url(...)``); none imports an optional dependency
+_LAZY_MODULES = ("v2", "cache")
 
 _LAZY = {
     "patch_all": "pfio.patches",
@@ -39,11 +42,13 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f"{__name__}.{name}")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'pfio' has no attribute {name!r}")
-    import importlib
-
     return getattr(importlib.import_module(module), name)
 
 

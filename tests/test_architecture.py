@@ -13,7 +13,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pfio"
 
 #: bottom to top; a module may import its own layer and the layers below it
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("core", ("pfio._uri", "pfio.errors", "pfio.registry", "pfio.config", "pfio.trace")),
+    ("core", ("pfio._uri", "pfio.errors", "pfio.registry", "pfio.config", "pfio.trace",
+              "pfio.version")),
     ("fs", ("pfio.fs", "pfio.compression")),
     ("containers", ("pfio.containers",)),
     ("cache", ("pfio.cache",)),

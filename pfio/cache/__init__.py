@@ -7,6 +7,7 @@
   validated against the source, for whole-file reads and path-only APIs.
 * :class:`CachedFS`: a filesystem wrapper that reads through an :class:`ObjectCache`
   (``pfio.from_url(url, cache=...)``).
+* :class:`HTTPCache`: an index cache kept by an HTTP server (:class:`HTTPConnector`).
 * :class:`ArrayCache`: decoded NumPy arrays, read back without a copy (needs numpy).
 """
 
@@ -15,8 +16,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from . import mmap_file_cache  # noqa: F401 - PFIO 2.x's module path, an attribute as there
 from .base import Cache
 from .file_cache import FileCache
+from .http_cache import HTTPCache, HTTPConnector
 from .multiprocess_file_cache import MultiprocessFileCache
 from .naive import NaiveCache
 from .readonly_file_cache import ReadOnlyFileCache
@@ -24,6 +27,7 @@ from .readonly_file_cache import ReadOnlyFileCache
 _LAZY = {
     "ObjectCache": ".object_cache",
     "CachedFS": ".cached_fs",
+    "HTTPCachedFS": ".http_cached_fs",
     "ArrayCache": ".arrays",
 }
 
@@ -36,4 +40,4 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = ["Cache", "NaiveCache", "FileCache", "MultiprocessFileCache", "ReadOnlyFileCache",
-           "ObjectCache", "CachedFS", "ArrayCache"]
+           "HTTPCache", "HTTPConnector", "ObjectCache", "CachedFS", "HTTPCachedFS", "ArrayCache"]

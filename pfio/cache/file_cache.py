@@ -21,16 +21,18 @@ class FileCache(IndexFileCache):
         length: the number of slots.
         multithread_safe: let several threads ``put`` at once (a lock around writes).
         do_pickle: pickle what is put and unpickle what is got.
-        dir: the directory of the cache file (a local disk, not NFS).
+        dir: the directory of the cache file (a local disk: ``ValueError`` on NFS).
         cache_size_limit: bytes (file size, index included) after which the cache freezes
             and takes no more data; None or 0 for no limit.
         verbose: log the cache file's name.
+        trace: accepted for PFIO 2.x code; the cache reports to :mod:`pfio.trace` whenever
+            tracing is enabled.
     """
 
     def __init__(self, length: int, multithread_safe: bool = False, do_pickle: bool = False,
                  dir: str | None = None, cache_size_limit: int | None = None,
-                 verbose: bool = False) -> None:
-        super().__init__(length, do_pickle, dir, cache_size_limit, verbose)
+                 verbose: bool = False, trace: bool = False) -> None:
+        super().__init__(length, do_pickle, dir, cache_size_limit, verbose, trace)
         self._multithread_safe = multithread_safe
 
     @property

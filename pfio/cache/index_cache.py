@@ -33,6 +33,7 @@ from typing import Any
 from ..fs.local import sync_directory
 from ..trace import hook
 from .base import Cache, check_index, check_length, default_cache_dir, report
+from .local_disk import check_local_disk
 
 logger = logging.getLogger(__name__)
 
@@ -140,7 +141,8 @@ class IndexFileCache(Cache):
     _trace_name = "file"
 
     def __init__(self, length: int, do_pickle: bool = False, dir: str | None = None,
-                 cache_size_limit: int | None = None, verbose: bool = False) -> None:
+                 cache_size_limit: int | None = None, verbose: bool = False,
+                 trace: bool = False) -> None:
         check_length(length)
         if cache_size_limit is not None and not (
                 isinstance(cache_size_limit, (int, float)) and cache_size_limit >= 0):
@@ -149,8 +151,10 @@ class IndexFileCache(Cache):
         self.length = length
         self.do_pickle = do_pickle
         self.dir = dir if dir is not None else default_cache_dir()
+        check_local_disk(self.dir)
         self.cache_size_limit = cache_size_limit
         self.verbose = verbose
+        self.trace = trace
         self.closed = False
         self._frozen = False
         self._index_size = length * ENTRY.size
@@ -248,23 +252,31 @@ class IndexFileCache(Cache):
         check_index(i, self.length)
         view = self._view()
         with self._write_lock(view):
-            _, size = ENTRY.unpack(os.pread(view.fd, ENTRY.size, i * ENTRY.size))
-            if size >= 0:
-                return False
-            end = os.fstat(view.fd).st_size
-            if self.cache_size_limit and self.cache_size_limit < end + len(data):
-                self._frozen = True
-                return False
             try:
-                _pwrite_all(view.fd, data, end)
-                os.pwrite(view.fd, ENTRY.pack(end, len(data)), i * ENTRY.size)
+                return self._append(view, i, data)
             except OSError as exc:
                 if exc.errno not in _FULL_ERRNOS:
                     raise
-                _truncate_quietly(view.fd, end)
                 warnings.warn(f"cache {self._path}: {exc.strerror}; data not cached",
                               RuntimeWarning, stacklevel=2)
                 return False
+
+    def _append(self, view: CacheFileView, i: int, data: bytes) -> bool:
+        """Append ``data`` and point slot ``i`` at it (under the write lock); a failed
+        write is cut off the file again."""
+        _, size = ENTRY.unpack(os.pread(view.fd, ENTRY.size, i * ENTRY.size))
+        if size >= 0:
+            return False
+        end = os.fstat(view.fd).st_size
+        if self.cache_size_limit and self.cache_size_limit < end + len(data):
+            self._frozen = True
+            return False
+        try:
+            _pwrite_all(view.fd, data, end)
+            os.pwrite(view.fd, ENTRY.pack(end, len(data)), i * ENTRY.size)
+        except OSError:
+            _truncate_quietly(view.fd, end)
+            raise
         return True
 
     # -- preserve and preload ----------------------------------------------------------

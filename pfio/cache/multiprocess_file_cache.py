@@ -22,18 +22,21 @@ class MultiprocessFileCache(IndexFileCache):
     Args:
         length: the number of slots.
         do_pickle: pickle what is put and unpickle what is got.
-        dir: the directory of the cache file (a local disk, not NFS); default
+        dir: the directory of the cache file (a local disk: ``ValueError`` on NFS); default
             ``$XDG_CACHE_HOME/pfio``.
         cache_size_limit: bytes (file size, index included) after which the cache freezes
             and takes no more data; None or 0 for no limit.
         verbose: log the cache file's name.
+        trace: accepted for PFIO 2.x code; the cache reports to :mod:`pfio.trace` whenever
+            tracing is enabled.
     """
 
     _trace_name = "multiprocess_file"
 
     def __init__(self, length: int, do_pickle: bool = False, dir: str | None = None,
-                 cache_size_limit: int | None = None, verbose: bool = False) -> None:
-        super().__init__(length, do_pickle, dir, cache_size_limit, verbose)
+                 cache_size_limit: int | None = None, verbose: bool = False,
+                 trace: bool = False) -> None:
+        super().__init__(length, do_pickle, dir, cache_size_limit, verbose, trace)
 
     @property
     def multiprocess_safe(self) -> bool:

@@ -7,11 +7,14 @@ import threading
 from contextlib import nullcontext
 from typing import Any
 
-from .base import Cache, check_index, check_length
+from .base import Cache, check_length
 
 
 class NaiveCache(Cache):
     """A cache of ``length`` write-once slots in a list in memory (one process).
+
+    Slots are indexed as a list is, as in PFIO 2.x: ``-1`` is the last slot (the file
+    caches take ``0 <= i < length`` only).
 
     Args:
         length: the number of slots.
@@ -43,7 +46,7 @@ class NaiveCache(Cache):
 
     def put(self, i: int, data: Any) -> bool:
         """Store ``data`` in slot ``i`` unless it is filled (see :meth:`Cache.put`)."""
-        check_index(i, self.length)
+        _check_list_index(i, self.length)
         if self.do_pickle:
             data = pickle.dumps(data)
         with self._lock:
@@ -54,7 +57,7 @@ class NaiveCache(Cache):
 
     def get(self, i: int) -> Any:
         """The data of slot ``i`` or None (see :meth:`Cache.get`)."""
-        check_index(i, self.length)
+        _check_list_index(i, self.length)
         data = self.data[i]
         return pickle.loads(data) if self.do_pickle and data is not None else data
 
@@ -66,3 +69,9 @@ class NaiveCache(Cache):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock() if self._multithread_safe else nullcontext()
+
+
+def _check_list_index(i: int, length: int) -> None:
+    """Raise ``IndexError`` unless ``-length <= i < length``."""
+    if not -length <= i < length:
+        raise IndexError(f"index {i} out of range ([{-length}, {length - 1}])")

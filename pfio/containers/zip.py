@@ -31,7 +31,9 @@ __all__ = ["Zip", "ZipFileStat", "ArchiveError"]
 
 class ZipFileStat(FileStat):
     """The :class:`~pfio.fs.stat.FileStat` of a zip member (or directory entry), with
-    ``compressed_size``, ``crc32`` and ``compress_type`` (the zip method number)."""
+    ``compressed_size``, ``crc32`` and ``compress_type`` (the zip method number); also under
+    the names of :class:`zipfile.ZipInfo` that PFIO 2.x used: ``compress_size``, ``CRC``,
+    ``header_offset`` and ``flag_bits``."""
 
     def __init__(self, filename: str, size: int, mode: int, last_modified: float | None,
                  info: MemberInfo) -> None:
@@ -49,6 +51,17 @@ class ZipFileStat(FileStat):
     @property
     def compress_type(self) -> int:
         return self._info.method
+
+    @property
+    def header_offset(self) -> int:
+        return self._info.header_offset
+
+    @property
+    def flag_bits(self) -> int:
+        return self._info.flags
+
+    compress_size = compressed_size
+    CRC = crc32
 
 
 class Zip(ArchiveFS):

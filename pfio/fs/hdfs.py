@@ -47,11 +47,15 @@ def _factory(client: str) -> ClientFactory:
     return getattr(importlib.import_module(module), name)
 
 
-def file_stat(status: Any, filename: str) -> FileStat:
+class HdfsFileStat(FileStat):
+    """The :class:`FileStat` of an HDFS file or directory (see :func:`file_stat`)."""
+
+
+def file_stat(status: Any, filename: str) -> HdfsFileStat:
     """A :class:`FileStat` from a client's ``FileStatus``: the common fields plus ``owner``,
     ``group``, ``replication``, ``blocksize`` and ``last_accessed``."""
     kind = _stat.S_IFDIR if status.isdir else _stat.S_IFREG
-    return FileStat(
+    return HdfsFileStat(
         filename, status.length, kind | (status.permission & 0o7777),
         status.modification_time / 1000, owner=status.owner, group=status.group,
         replication=status.replication, blocksize=status.blocksize,

@@ -37,11 +37,18 @@ _STAT_FIELDS = (
 )
 
 
-def local_stat(result: os.stat_result, filename: str) -> FileStat:
-    """A :class:`FileStat` from ``os.stat``: the common fields plus ``last_accessed``,
-    ``created``, the ``*_ns`` times, ``uid``, ``gid``, ``ino``, ``dev`` and ``nlink``."""
-    extra = {name: getattr(result, field) for name, field in _STAT_FIELDS}
-    return FileStat(filename, result.st_size, result.st_mode, result.st_mtime, **extra)
+class LocalFileStat(FileStat):
+    """The :class:`FileStat` of a local file: the common fields plus ``last_accessed``,
+    ``created``, the ``*_ns`` times, ``uid``, ``gid``, ``ino``, ``dev`` and ``nlink``.
+
+    Args:
+        _stat: an ``os.stat_result``.
+        filename: the name to report.
+    """
+
+    def __init__(self, _stat: os.stat_result, filename: str) -> None:
+        extra = {name: getattr(_stat, field) for name, field in _STAT_FIELDS}
+        super().__init__(filename, _stat.st_size, _stat.st_mode, _stat.st_mtime, **extra)
 
 
 def binary_reader(os_path: str, reader_class: type[BufferedReader] = BufferedReader,
@@ -190,7 +197,7 @@ class Local(FS):
 
     def stat(self, path: str) -> FileStat:
         full = self._path(path)
-        return local_stat(os.stat(full), full)
+        return LocalFileStat(os.stat(full), full)
 
     def isdir(self, path: str) -> bool:
         return os.path.isdir(self._path(path))
@@ -224,9 +231,9 @@ class Local(FS):
 def _entry(entry: os.DirEntry[str], name: str, detail: bool) -> Any:
     if detail:
         try:
-            return local_stat(entry.stat(), name)
+            return LocalFileStat(entry.stat(), name)
         except FileNotFoundError:  # a dangling symbolic link: the link itself
-            return local_stat(entry.stat(follow_symlinks=False), name)
+            return LocalFileStat(entry.stat(follow_symlinks=False), name)
     return name + "/" if entry.is_dir() else name
 
 

@@ -31,6 +31,7 @@ from .modes import Mode
 from .s3_errors import RetryPolicy, call
 from .s3_ops import S3Operations
 from .s3_reader import ReadOptions, S3Reader
+from .s3_stat import S3ObjectStat, S3PrefixStat
 from .s3_writer import S3Sink
 from .stat import FileStat
 from .writers import atomic_writer
@@ -70,7 +71,7 @@ class S3(S3Operations, FS):
 
     scheme = "s3"
 
-    def __init__(self, bucket: str, prefix: str = "", endpoint: str | None = None,
+    def __init__(self, bucket: str, prefix: str | None = "", endpoint: str | None = None,
                  aws_access_key_id: str | None = None,
                  aws_secret_access_key: str | None = None, session_token: str | None = None,
                  region: str | None = None, profile: str | None = None,
@@ -84,7 +85,7 @@ class S3(S3Operations, FS):
         if not bucket:
             raise ValueError("S3 needs a bucket name")
         self.bucket = bucket
-        self.root = prefix.strip("/")
+        self.root = (prefix or "").strip("/")
         self.endpoint = endpoint or os.environ.get("S3_ENDPOINT") or \
             os.environ.get("AWS_ENDPOINT_URL") or None
         self.region = region
@@ -278,11 +279,9 @@ class S3(S3Operations, FS):
         if key and not key.endswith("/"):
             head = self._head(key)
             if head is not None:
-                return FileStat(path, head["ContentLength"],
-                                last_modified=head["LastModified"].timestamp(),
-                                etag=head.get("ETag", "").strip('"'))
+                return S3ObjectStat(path, head)
         if self._prefix_exists(key):
-            return FileStat.directory(path.rstrip("/"))
+            return S3PrefixStat(path.rstrip("/"))
         raise FileNotFoundError(errno.ENOENT, "no such object or prefix", self._url(key))
 
     def isdir(self, path: str) -> bool:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .._uri import is_relative_name
+from .s3_stat import S3ObjectStat, S3PrefixStat
 from .stat import FileStat
 
 logger = logging.getLogger(__name__)
@@ -101,7 +102,7 @@ class S3Operations:
             if not self._nameable(common["Prefix"], skip):
                 continue
             name = common["Prefix"][skip:].rstrip("/")
-            yield name, FileStat.directory(name)
+            yield name, S3PrefixStat(name)
         for obj in page.get("Contents", ()):
             name = obj["Key"][skip:]
             if name and not self._nameable(obj["Key"], skip):
@@ -110,9 +111,7 @@ class S3Operations:
                 yield from _implied_dirs(name, seen_dirs)
             if not name or name.endswith("/"):
                 continue  # a directory marker object
-            yield name, FileStat(name, obj["Size"],
-                                 last_modified=obj["LastModified"].timestamp(),
-                                 etag=obj.get("ETag", "").strip('"'))
+            yield name, S3ObjectStat(name, obj)
 
     def _nameable(self, key: str, skip: int) -> bool:
         """Whether the listed ``key`` has a name pfio opens it by: a key with an empty,
@@ -221,7 +220,7 @@ def _implied_dirs(name: str, seen: set[str]) -> Iterator[tuple[str, FileStat]]:
         directory = "/".join(parts[:i])
         if directory not in seen:
             seen.add(directory)
-            yield directory, FileStat.directory(directory)
+            yield directory, S3PrefixStat(directory)
 
 
 def _has_magic(part: str) -> bool:

@@ -3,19 +3,27 @@
 * :class:`ZipForTest` writes a zip file from a nested dict (and removes it when used as a
   context manager);
 * :func:`make_zip` zips a directory tree;
-* :func:`randstring` and :func:`make_random_str` make random alphanumeric strings.
+* :func:`randstring` and :func:`make_random_str` make random alphanumeric strings;
+* :func:`patch_subprocess` makes ``subprocess.run`` return a given output while a test runs;
+* :func:`make_http_server` runs an in-memory HTTP server on loopback (for the HTTP caches).
 
 This module imports only the standard library; the test servers live in submodules.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import string
+import subprocess
 import zipfile
+from collections.abc import Callable
 from types import TracebackType
-from typing import Any, Union
+from typing import Any, TypeVar, Union
+from unittest import mock
+
+from .http_server import OnMemoryHTTPServerForTest, make_http_server
 
 #: a tree of files: name -> bytes (a file) or another tree (a directory)
 Tree = dict[str, Union[bytes, str, "Tree"]]
@@ -113,4 +121,28 @@ def make_random_str(n: int) -> str:
     return randstring(n)
 
 
-__all__ = ["ZipForTest", "make_random_str", "make_zip", "randstring"]
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def patch_subprocess(stdout: bytes | str, stderr: bytes | str = b"") -> Callable[[_F], _F]:
+    """A decorator: while the decorated function runs, ``subprocess.run`` returns a
+    successful ``CompletedProcess`` with ``stdout`` and ``stderr`` instead of running
+    anything (it is an autospec mock, so a test can inspect its calls through
+    ``subprocess.run``)."""
+
+    def decorator(function: _F) -> _F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            completed = subprocess.CompletedProcess(args=[], returncode=0, stdout=stdout,
+                                                    stderr=stderr)
+            fake = mock.create_autospec(subprocess.run, return_value=completed)
+            with mock.patch.object(subprocess, "run", fake):
+                return function(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorator
+
+
+__all__ = ["OnMemoryHTTPServerForTest", "ZipForTest", "make_http_server", "make_random_str",
+           "make_zip", "patch_subprocess", "randstring"]

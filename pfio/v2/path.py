@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import IO, Any
 
-from ..fs.base import FS
-from ..fs.local import Local
 from ..fs.stat import FileStat
+from .pure_path import PurePath, pure_of
 
 
-class Path:
+class Path(PurePath):
     """A path on a filesystem, with the :class:`pathlib.Path` API.
 
     The pure part (``/``, ``name``, ``suffix``, ``parent``, ``relative_to``, ``match``, ...)
@@ -23,8 +23,8 @@ class Path:
     Args:
         segments: path segments, joined as :class:`pathlib.PurePosixPath` joins them; a
             ``Path`` among them lends its filesystem when ``fs`` is not given.
-        fs: the filesystem; paths are relative to its root. Default: :class:`Local` at the
-            working directory.
+        fs: the filesystem; paths are relative to its root, and a leading ``/`` is its
+            root too (as in PFIO 2.x). Default: :class:`Local` at the working directory.
 
     >>> import pfio
     >>> p = Path("data", "train.txt", fs=pfio.from_url("mem://pathdoc"))
@@ -34,13 +34,7 @@ class Path:
     ('train.txt', '.txt', 'data', 'hello')
     """
 
-    __slots__ = ("_pure", "_fs")
-
-    def __init__(self, *segments: str | os.PathLike[str] | Path, fs: FS | None = None) -> None:
-        if fs is None:
-            fs = next((s._fs for s in segments if isinstance(s, Path)), None)
-        self._fs: FS = fs if fs is not None else Local()
-        self._pure = PurePosixPath(*(s._pure if isinstance(s, Path) else s for s in segments))
+    __slots__ = ()
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> Path:
@@ -49,160 +43,19 @@ class Path:
 
         return cls(fs=from_url(url, **options))
 
-    def _make(self, pure: PurePosixPath) -> Path:
-        path = object.__new__(type(self))
-        path._pure = pure
-        path._fs = self._fs
-        return path
-
-    @property
-    def fs(self) -> FS:
-        """The filesystem this path is on."""
-        return self._fs
-
-    # -- the pure-path API -------------------------------------------------------------
-
-    def __truediv__(self, other: str | os.PathLike[str] | Path) -> Path:
-        return self._make(self._pure / _pure(other))
-
-    def __rtruediv__(self, other: str | os.PathLike[str]) -> Path:
-        return self._make(_pure(other) / self._pure)
-
-    def joinpath(self, *others: str | os.PathLike[str] | Path) -> Path:
-        """This path joined with ``others``."""
-        return self._make(self._pure.joinpath(*(_pure(o) for o in others)))
-
-    def __str__(self) -> str:
-        return str(self._pure)
-
-    def __repr__(self) -> str:
-        return f"Path({str(self._pure)!r}, fs={self._fs!r})"
-
-    def __fspath__(self) -> str:
-        if not isinstance(self._fs, Local):
-            raise TypeError(f"{self!r} is not on the local filesystem")
-        if self._pure.is_absolute():
-            return str(self._pure)
-        return os.path.join(self._fs.cwd, str(self._pure))
-
-    def as_posix(self) -> str:
-        """The path with ``/`` separators."""
-        return self._pure.as_posix()
-
-    def _key(self) -> tuple[PurePosixPath, str]:
-        return self._pure, repr(self._fs)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Path):
-            return NotImplemented
-        return self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __lt__(self, other: Path) -> bool:
-        return self._compare(other) < 0
-
-    def __le__(self, other: Path) -> bool:
-        return self._compare(other) <= 0
-
-    def __gt__(self, other: Path) -> bool:
-        return self._compare(other) > 0
-
-    def __ge__(self, other: Path) -> bool:
-        return self._compare(other) >= 0
-
-    def _compare(self, other: Path) -> int:
-        if not isinstance(other, Path) or repr(other._fs) != repr(self._fs):
-            raise TypeError(f"cannot order {self!r} and {other!r}: not paths on the same "
-                            "filesystem")
-        return (self._pure > other._pure) - (self._pure < other._pure)
-
-    @property
-    def parts(self) -> tuple[str, ...]:
-        """The components of the path."""
-        return self._pure.parts
-
-    @property
-    def root(self) -> str:
-        """``"/"`` for an absolute path, else ``""``."""
-        return self._pure.root
-
-    @property
-    def anchor(self) -> str:
-        """The same as :attr:`root` (there are no drives)."""
-        return self._pure.anchor
-
-    @property
-    def name(self) -> str:
-        """The last component."""
-        return self._pure.name
-
-    @property
-    def stem(self) -> str:
-        """The last component without its suffix."""
-        return self._pure.stem
-
-    @property
-    def suffix(self) -> str:
-        """The extension of the last component (``".gz"`` of ``"a.tar.gz"``)."""
-        return self._pure.suffix
-
-    @property
-    def suffixes(self) -> list[str]:
-        """Every extension of the last component (``[".tar", ".gz"]``)."""
-        return self._pure.suffixes
-
-    @property
-    def parent(self) -> Path:
-        """The path without its last component."""
-        return self._make(self._pure.parent)
-
-    @property
-    def parents(self) -> tuple[Path, ...]:
-        """The ancestors, nearest first."""
-        return tuple(self._make(p) for p in self._pure.parents)
-
-    def with_name(self, name: str) -> Path:
-        """This path with the last component replaced by ``name``."""
-        return self._make(self._pure.with_name(name))
-
-    def with_stem(self, stem: str) -> Path:
-        """This path with the stem of the last component replaced by ``stem``."""
-        return self._make(self._pure.with_stem(stem))
-
-    def with_suffix(self, suffix: str) -> Path:
-        """This path with the suffix replaced by ``suffix`` (``""`` removes it)."""
-        return self._make(self._pure.with_suffix(suffix))
-
-    def relative_to(self, other: str | os.PathLike[str] | Path) -> Path:
-        """This path relative to ``other``.
-
-        Raises:
-            ValueError: this path is not under ``other``.
-        """
-        return self._make(self._pure.relative_to(_pure(other)))
-
-    def is_relative_to(self, other: str | os.PathLike[str] | Path) -> bool:
-        """True when this path is under ``other``."""
-        return self._pure.is_relative_to(_pure(other))
-
-    def is_absolute(self) -> bool:
-        """True when the path starts with ``/``."""
-        return self._pure.is_absolute()
-
-    def match(self, pattern: str) -> bool:
-        """True when the path matches the glob ``pattern`` (from the right, as pathlib)."""
-        return self._pure.match(pattern)
-
     # -- asking the filesystem ---------------------------------------------------------
 
     @property
     def _path(self) -> str:
-        return str(self._pure)
+        return self._in_fs
 
-    def exists(self) -> bool:
-        """True when the path exists."""
+    def exists(self, *, follow_symlinks: bool = True) -> bool:
+        """True when the path exists.
+
+        Raises:
+            NotImplementedError: ``follow_symlinks`` is false (pfio has no links).
+        """
+        _no_links(follow_symlinks)
         return self._fs.exists(self._path)
 
     def is_dir(self) -> bool:
@@ -216,9 +69,39 @@ class Path:
         except (FileNotFoundError, NotADirectoryError):
             return False
 
-    def stat(self) -> FileStat:
-        """The :class:`~pfio.FileStat` of the path."""
+    def stat(self, *, follow_symlinks: bool = True) -> FileStat:
+        """The :class:`~pfio.FileStat` of the path.
+
+        Raises:
+            NotImplementedError: ``follow_symlinks`` is false (pfio has no links).
+        """
+        _no_links(follow_symlinks)
         return self._fs.stat(self._path)
+
+    def absolute(self) -> Path:
+        """This path anchored at the filesystem's root: ``/`` + the path."""
+        if self._pure.is_absolute():
+            return self
+        return self._make(PurePosixPath("/") / self._pure)
+
+    def resolve(self, strict: bool = False) -> Path:
+        """:meth:`absolute`, with ``.`` and ``..`` components resolved (there are no
+        links to follow).
+
+        Raises:
+            FileNotFoundError: ``strict`` and the path does not exist.
+        """
+        resolved = self._make(PurePosixPath(posixpath.normpath(self.absolute()._pure)))
+        if strict and not resolved.exists():
+            raise FileNotFoundError(errno.ENOENT, "no such file or directory",
+                                    self._fs._describe(self._path))
+        return resolved
+
+    def samefile(self, other_path: str | os.PathLike[str] | Path) -> bool:
+        """True when ``other_path`` (a path on this filesystem when not a :class:`Path`)
+        resolves to the same path on the same filesystem."""
+        other = other_path if isinstance(other_path, Path) else self.with_segments(other_path)
+        return self.resolve() == other.resolve()
 
     def iterdir(self) -> Iterator[Path]:
         """The entries of this directory.
@@ -230,18 +113,24 @@ class Path:
         for name in self._fs.list(self._path):
             yield self / name.rstrip("/")
 
-    def glob(self, pattern: str) -> Iterator[Path]:
+    def glob(self, pattern: str, *, case_sensitive: bool | None = None) -> Iterator[Path]:
         """The paths under this directory that match ``pattern``, sorted.
 
         ``*``, ``?`` and ``[...]`` match within one component; ``**`` matches any number of
         directories (none included).
+
+        Raises:
+            NotImplementedError: ``case_sensitive`` is given (as in PFIO 2.x).
         """
+        if case_sensitive is not None:
+            raise NotImplementedError("Path.glob(case_sensitive=...) is not supported: "
+                                      "each filesystem matches names its own way")
         for rel in self._fs.subfs(self._path).glob(pattern):
             yield self / rel
 
-    def rglob(self, pattern: str) -> Iterator[Path]:
+    def rglob(self, pattern: str, *, case_sensitive: bool | None = None) -> Iterator[Path]:
         """:meth:`glob` of ``"**/" + pattern``: matches at any depth."""
-        return self.glob(posixpath.join("**", pattern))
+        return self.glob(posixpath.join("**", pattern), case_sensitive=case_sensitive)
 
     # -- changing ----------------------------------------------------------------------
 
@@ -312,7 +201,7 @@ class Path:
         """
         if isinstance(target, Path) and repr(target._fs) != repr(self._fs):
             raise ValueError(f"cannot rename {self!r} to {target!r}: another filesystem")
-        new = self._make(_pure(target))
+        new = self._make(pure_of(target))
         self._fs.rename(self._path, new._path)
         return new
 
@@ -348,10 +237,97 @@ class Path:
             return f.write(data)
 
 
-def _pure(segment: str | os.PathLike[str] | Path) -> PurePosixPath:
-    if isinstance(segment, Path):
-        return segment._pure
-    return PurePosixPath(segment)
+    # -- what pfio's filesystems do not have (PFIO 2.x raised the same) ----------------
+
+    @classmethod
+    def cwd(cls) -> Path:
+        """Not supported: a filesystem has no working directory (see :meth:`absolute`)."""
+        raise _unsupported("Path.cwd")
+
+    @classmethod
+    def home(cls) -> Path:
+        """Not supported: a filesystem has no home directory."""
+        raise _unsupported("Path.home")
+
+    def expanduser(self) -> Path:
+        """Not supported."""
+        raise _unsupported("Path.expanduser")
+
+    def chmod(self, *, mode: int, follow_symlinks: bool = True) -> None:
+        """Not supported: pfio has no permissions API."""
+        raise _unsupported("Path.chmod")
+
+    def lchmod(self, mode: int) -> None:
+        """Not supported."""
+        raise _unsupported("Path.lchmod")
+
+    def lstat(self) -> FileStat:
+        """Not supported: pfio has no links (use :meth:`stat`)."""
+        raise _unsupported("Path.lstat")
+
+    def owner(self) -> str:
+        """Not supported."""
+        raise _unsupported("Path.owner")
+
+    def group(self) -> str:
+        """Not supported."""
+        raise _unsupported("Path.group")
+
+    def readlink(self) -> Path:
+        """Not supported: pfio has no links."""
+        raise _unsupported("Path.readlink")
+
+    def symlink_to(self, target: str | os.PathLike[str], target_is_directory: bool = False
+                   ) -> None:
+        """Not supported: pfio has no links."""
+        raise _unsupported("Path.symlink_to")
+
+    def hardlink_to(self, target: str | os.PathLike[str]) -> None:
+        """Not supported: pfio has no links."""
+        raise _unsupported("Path.hardlink_to")
+
+    def walk(self, top_down: bool = True, on_error: Any = None,
+             follow_symlinks: bool = False) -> Iterator[Any]:
+        """Not supported (use :meth:`rglob` or ``fs.list(recursive=True)``)."""
+        raise _unsupported("Path.walk")
+
+    def is_symlink(self) -> bool:
+        """Not supported: pfio has no links."""
+        raise _unsupported("Path.is_symlink")
+
+    def is_junction(self) -> bool:
+        """Not supported."""
+        raise _unsupported("Path.is_junction")
+
+    def is_mount(self) -> bool:
+        """Not supported."""
+        raise _unsupported("Path.is_mount")
+
+    def is_socket(self) -> bool:
+        """Not supported."""
+        raise _unsupported("Path.is_socket")
+
+    def is_fifo(self) -> bool:
+        """Not supported."""
+        raise _unsupported("Path.is_fifo")
+
+    def is_block_device(self) -> bool:
+        """Not supported."""
+        raise _unsupported("Path.is_block_device")
+
+    def is_char_device(self) -> bool:
+        """Not supported."""
+        raise _unsupported("Path.is_char_device")
 
 
-__all__ = ["Path"]
+def _unsupported(name: str) -> NotImplementedError:
+    return NotImplementedError(f"{name} is not supported on pfio filesystems")
+
+
+def _no_links(follow_symlinks: bool) -> None:
+    if not follow_symlinks:
+        raise _unsupported("follow_symlinks=False")
+
+
+
+__all__ = ["Path", "PurePath"]

@@ -53,17 +53,26 @@ def test_empty_bytes_are_a_hit(kind, tmp_path):
 
 
 @pytest.mark.parametrize("kind", WRITABLE)
-@pytest.mark.parametrize("index", [-1, 8, 100])
+@pytest.mark.parametrize("index", [-9, 8, 100])
 def test_get_out_of_range_raises_index_error(kind, tmp_path, index):
     with make(kind, tmp_path) as cache, pytest.raises(IndexError):
         cache.get(index)
 
 
 @pytest.mark.parametrize("kind", WRITABLE)
-@pytest.mark.parametrize("index", [-1, 8])
+@pytest.mark.parametrize("index", [-9, 8])
 def test_put_out_of_range_raises_index_error(kind, tmp_path, index):
     with make(kind, tmp_path) as cache, pytest.raises(IndexError):
         cache.put(index, b"x")
+
+
+@pytest.mark.parametrize("kind", ["file", "multiprocess"])
+def test_file_caches_refuse_negative_indices(kind, tmp_path):
+    with make(kind, tmp_path) as cache:
+        with pytest.raises(IndexError):
+            cache.put(-1, b"x")
+        with pytest.raises(IndexError):
+            cache.get(-1)
 
 
 @pytest.mark.parametrize("kind", WRITABLE)

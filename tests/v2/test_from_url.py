@@ -11,7 +11,6 @@ from pfio.testing import ZipForTest
 
 
 def test_names_are_the_objects_of_pfio():
-    assert pfio.v2.open_url is pfio.open_url
     assert pfio.v2.FS is pfio.FS
     assert pfio.v2.FileStat is pfio.FileStat
     assert pfio.v2.Local is Local

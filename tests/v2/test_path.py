@@ -93,19 +93,27 @@ def test_equality_hash_and_order_depend_on_path_and_filesystem():
         _ = Path("a", fs=a) < Path("b", fs=b)
 
 
-def test_fspath_of_local_paths(tmp_path):
-    assert os.fspath(Path("f.txt", fs=Local(str(tmp_path)))) == str(tmp_path / "f.txt")
+def test_fspath_is_the_path_as_written_on_any_filesystem(tmp_path):
+    # as in PFIO 2.x: os.fspath / os.path functions see the path itself
     assert os.fspath(Path("/abs/f", fs=Local(str(tmp_path)))) == "/abs/f"
+    assert os.fspath(Path("d/f", fs=MemoryFS("pure"))) == "d/f"
 
 
-def test_fspath_of_other_filesystems_is_refused():
+def test_local_path_of_local_paths(tmp_path):
+    # a leading "/" is the filesystem's root, as in PFIO 2.x
+    fs = Local(str(tmp_path))
+    assert Path("f.txt", fs=fs).local_path() == str(tmp_path / "f.txt")
+    assert Path("/abs/f", fs=fs).local_path() == str(tmp_path / "abs" / "f")
+    assert Path("/", fs=fs).local_path() == str(tmp_path)
+
+
+def test_local_path_of_other_filesystems_is_refused():
     with pytest.raises(TypeError, match="not on the local filesystem"):
-        os.fspath(Path("f", fs=MemoryFS("pure")))
+        Path("f", fs=MemoryFS("pure")).local_path()
 
 
-def test_repr_names_path_and_filesystem():
-    assert repr(Path("a/b", fs=MemoryFS("pure"))) == \
-        "Path('a/b', fs=MemoryFS(name='pure', root=''))"
+def test_repr_is_pfio2s():
+    assert repr(Path("a/b", fs=MemoryFS("pure"))) == "Path('a/b')"
 
 
 # -- filesystem operations ----------------------------------------------------------------

@@ -1,0 +1,3 @@
+"""pfio's version (``pfio.version.__version__``, also ``pfio.__version__``)."""
+
+__version__ = "3.0.0.dev0"

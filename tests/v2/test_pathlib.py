@@ -1,0 +1,171 @@
+"""``pfio.v2.pathlib``: PFIO 2.10's ``PurePath`` / ``Path`` methods and the ``copy`` and
+``unlink`` helpers."""
+
+from __future__ import annotations
+
+import secrets
+
+import pytest
+
+from pfio.fs.local import Local
+from pfio.fs.memory import MemoryFS
+from pfio.v2.pathlib import Path, PurePath, copy, unlink
+
+
+@pytest.fixture
+def mem():
+    return MemoryFS(f"pathlib-{secrets.token_hex(4)}", create=True)
+
+
+def _write(path: Path, data: bytes = b"x") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def test_path_is_a_pure_path(mem):
+    p = Path("a/b.txt", fs=mem)
+    assert isinstance(p, PurePath)
+    assert PurePath("a", "b.txt", fs=mem) == p
+    assert (p.sep, p.drive, p.scheme, p.is_reserved()) == ("/", "", "mem", False)
+
+
+def test_pure_path_does_not_reach_the_filesystem(mem):
+    pure = PurePath("a", fs=mem) / "b"
+    assert type(pure) is PurePath and str(pure) == "a/b"
+    assert not hasattr(pure, "exists")
+
+
+def test_with_segments_keeps_class_and_filesystem(mem):
+    p = Path("a", fs=mem).with_segments("x", "y")
+    assert type(p) is Path and p.fs is mem and str(p) == "x/y"
+
+
+def test_relative_to_walk_up(mem):
+    p = Path("a/b/c", fs=mem)
+    assert str(p.relative_to("a/x", walk_up=True)) == "../b/c"
+    with pytest.raises(ValueError):
+        p.relative_to("a/x")
+    with pytest.raises(ValueError, match="both absolute"):
+        p.relative_to("/a", walk_up=True)
+
+
+def test_match_case_sensitivity(mem):
+    p = Path("dir/Image.PNG", fs=mem)
+    assert not p.match("*.png")
+    assert p.match("*.png", case_sensitive=False)
+    assert p.match("*.PNG", case_sensitive=True)
+
+
+def test_as_uri(tmp_path, mem):
+    assert Path("/a b", fs=Local(str(tmp_path))).as_uri() == (tmp_path / "a b").as_uri()
+    assert Path("/k/v", fs=mem).as_uri().endswith("/k/v")
+    assert Path("/k/v", fs=mem).as_uri().startswith("mem://")
+
+
+def test_as_uri_of_a_relative_path_is_refused(mem):
+    with pytest.raises(ValueError, match="relative"):
+        Path("k", fs=mem).as_uri()
+
+
+def test_several_segments_to_relative_to_are_joined_with_a_warning(mem):
+    p = Path("/etc/conf/a", fs=mem)
+    with pytest.warns(DeprecationWarning):
+        assert str(p.relative_to("/", "etc")) == "conf/a"
+    with pytest.warns(DeprecationWarning):
+        assert p.is_relative_to("/etc", "conf")
+
+
+def test_absolute_and_resolve_anchor_at_the_filesystem_root(tmp_path):
+    fs = Local(str(tmp_path))
+    p = Path("d/../f", fs=fs)
+    assert str(p.absolute()) == "/d/../f"
+    assert str(p.resolve()) == "/f"
+    _write(p.resolve())
+    assert p.resolve(strict=True).read_bytes() == b"x"
+    assert (tmp_path / "f").read_bytes() == b"x"
+    with pytest.raises(FileNotFoundError):
+        Path("missing", fs=fs).resolve(strict=True)
+
+
+def test_leading_slash_is_the_filesystem_root(tmp_path, mem):
+    _write(Path("/top/f", fs=mem), b"rooted")
+    assert Path("top/f", fs=mem).read_bytes() == b"rooted"
+    local = Path("/a.txt", fs=Local(str(tmp_path)))
+    local.write_text("in the root")
+    assert (tmp_path / "a.txt").read_text() == "in the root"
+    assert local.as_uri() == (tmp_path / "a.txt").as_uri()
+
+
+def test_samefile(tmp_path):
+    fs = Local(str(tmp_path))
+    assert Path("a/../b", fs=fs).samefile("b")
+    assert not Path("b", fs=fs).samefile(Path("c", fs=fs))
+
+
+def test_follow_symlinks_false_is_unsupported(mem):
+    p = _write(Path("f", fs=mem))
+    assert p.exists(follow_symlinks=True) and p.stat(follow_symlinks=True).size == 1
+    with pytest.raises(NotImplementedError):
+        p.exists(follow_symlinks=False)
+    with pytest.raises(NotImplementedError):
+        p.stat(follow_symlinks=False)
+
+
+@pytest.mark.parametrize("case_sensitive", [True, False])
+def test_glob_case_sensitive_is_unsupported(mem, case_sensitive):
+    _write(Path("d/A.txt", fs=mem))
+    d = Path("d", fs=mem)
+    assert [str(p) for p in d.rglob("A.*", case_sensitive=None)] == ["d/A.txt"]
+    with pytest.raises(NotImplementedError):
+        list(d.glob("*.txt", case_sensitive=case_sensitive))
+
+
+@pytest.mark.parametrize("call", [
+    lambda p: Path.cwd(), lambda p: Path.home(), lambda p: p.expanduser(),
+    lambda p: p.chmod(mode=0o600), lambda p: p.lchmod(0o600), lambda p: p.lstat(),
+    lambda p: p.owner(), lambda p: p.group(), lambda p: p.readlink(),
+    lambda p: p.symlink_to("t"), lambda p: p.hardlink_to("t"), lambda p: p.walk(),
+    lambda p: p.is_symlink(), lambda p: p.is_junction(), lambda p: p.is_mount(),
+    lambda p: p.is_socket(), lambda p: p.is_fifo(), lambda p: p.is_block_device(),
+    lambda p: p.is_char_device(),
+])
+def test_what_pfio_filesystems_lack_raises_not_implemented(mem, call):
+    with pytest.raises(NotImplementedError, match="not supported"):
+        call(Path("f", fs=mem))
+
+
+def test_copy_a_file_across_filesystems(tmp_path, mem):
+    src = _write(Path("src.bin", fs=Local(str(tmp_path))), b"payload")
+    dst = Path("copy.bin", fs=mem)
+    copy(src, dst, chunk_size=3)
+    assert dst.read_bytes() == b"payload"
+
+
+def test_copy_a_tree(mem):
+    _write(Path("t/a", fs=mem), b"A")
+    _write(Path("t/sub/b", fs=mem), b"B")
+    copy(Path("t", fs=mem), Path("u", fs=mem))
+    assert Path("u/a", fs=mem).read_bytes() == b"A"
+    assert Path("u/sub/b", fs=mem).read_bytes() == b"B"
+
+
+def test_copy_errors(mem):
+    f = _write(Path("f", fs=mem))
+    d = _write(Path("d/x", fs=mem)).parent
+    with pytest.raises(IsADirectoryError):
+        copy(f, d)
+    with pytest.raises(NotADirectoryError):
+        copy(d, f)
+    with pytest.raises(FileNotFoundError):
+        copy(Path("nope", fs=mem), f)
+
+
+def test_unlink_a_file_and_a_tree(mem):
+    f = _write(Path("f", fs=mem))
+    _write(Path("t/sub/x", fs=mem))
+    unlink(f)
+    unlink(Path("t", fs=mem))
+    assert not f.exists() and not Path("t", fs=mem).exists()
+    with pytest.raises(FileNotFoundError):
+        unlink(f)
