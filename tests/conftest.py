@@ -142,12 +142,8 @@ def s3_requests() -> Any:
     def attach(fs: Any) -> list[tuple[str, str, str | None]]:
         log: list[tuple[str, str, str | None]] = []
 
-        def before_send(request: Any, **_: Any) -> None:
-            rng = request.headers.get("Range")
-            log.append((request.method, urlsplit(request.url).path,
-                        rng.decode() if isinstance(rng, bytes) else rng))
-
-        fs._client().meta.events.register("before-send.s3", before_send)
+        fs.connection.add_request_hook(
+            lambda method, path, headers: log.append((method, path, headers.get("range"))))
         return log
 
     return attach
