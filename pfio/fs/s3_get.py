@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 _TOTAL = re.compile(r"/(\d+)")
+#: bodies from this size on are received into one buffer (smaller ones: joined chunks)
+_OWN_BUFFER = 1 << 20
 
 
 @dataclass
@@ -97,6 +99,7 @@ class _Sink:
         self.chunks: list[bytes] = []
         self._skip = 0
         self._before = 0
+        self._owned: bytearray | None = None
 
     def next_range(self) -> str:
         """The ``Range`` header of the next attempt."""
@@ -132,6 +135,9 @@ class _Sink:
             self.length = max(0, first + length - want)
             if self.into is not None:
                 self.into = self.into[:self.length]
+            elif self.length >= _OWN_BUFFER:  # one copy of big bodies, not two
+                self._owned = bytearray(self.length)
+                self.into = memoryview(self._owned)
 
     def target(self) -> memoryview | None:
         if self.into is None or self._skip:
@@ -160,6 +166,8 @@ class _Sink:
         return self.got >= self.length
 
     def result(self) -> Any:
+        if self._owned is not None:
+            return self._owned
         if self.into is not None:
             return self.into
         chunks = self.chunks
