@@ -148,6 +148,12 @@ class _Sink:
         self.got += n
 
     def write(self, chunk: Any) -> None:
+        got = self.got
+        end = got + len(chunk)
+        if self.into is not None and not self._skip and end <= self.length:
+            self.into[got:end] = chunk  # the common case: kept short, it runs per 16 KiB
+            self.got = end
+            return
         view = memoryview(chunk)
         if self._skip:
             skipped = min(self._skip, len(view))
