@@ -15,6 +15,7 @@ in-process ``mock_aws`` is active (it intercepts botocore, which a native engine
 from __future__ import annotations
 
 import functools
+import importlib
 import logging
 import os
 import sys
@@ -64,8 +65,9 @@ class Engine(Protocol):
     An engine is made by ``Engine(connection, hooks)``: it may use the connection's
     settings, botocore client and session (not its bucket: engines are shared by the
     buckets of a process with equal settings) and calls each ``hook(method, path, headers)``
-    of ``hooks`` before it sends a request itself. Errors are raised as botocore's ``ClientError`` or exceptions with the same
-    ``response`` shape (:class:`pfio.fs.s3_errors.ServerError`), or as connection errors;
+    of ``hooks`` before it sends a request itself. Errors are raised as botocore's
+    ``ClientError`` or exceptions with the same ``response`` shape
+    (:class:`pfio.fs.s3_errors.ServerError`), or as connection errors;
     :mod:`pfio.fs.s3_errors` retries and translates them. The other requests answer as
     botocore does: a dict with ``ResponseMetadata`` (``HTTPStatusCode``) and the fields
     pfio reads (``ETag`` of a part, ``UploadId``).
@@ -225,7 +227,7 @@ class S3Connection:
                 if transport.engine is None:
                     name = engine_name(self.settings.engine)
                     module, _, cls = ENGINES[name].partition(":")
-                    factory = getattr(__import__(module, fromlist=[cls]), cls)
+                    factory = getattr(importlib.import_module(module), cls)
                     transport.engine = factory(self, transport.hooks)
                     transport.engine_name = name
                     logger.debug("S3 engine %s for %s", name, self)

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from pfio.v2 import from_url
 from pfio.fs.s3 import S3
+from pfio.v2 import from_url
 
 moto = pytest.importorskip("moto")
 
