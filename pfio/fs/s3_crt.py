@@ -2,7 +2,10 @@
 
 Requests are HTTP/1.1 on ``awscrt.http`` connections kept in a small pool per host,
 signed with SigV4 by ``awscrt.auth``: a 100 KiB GET costs a fraction of a millisecond of
-CPU here against botocore's 3-4 ms (figures in the README). Credentials come from boto3's
+CPU here against botocore's 3-4 ms (figures in the README). GETs of ``LARGE_GET`` bytes or
+more (read-ahead blocks) go through ``awscrt.s3.S3Client`` instead, which fetches their
+parts over parallel connections and hands each part over in one piece (``awscrt.http``
+calls back for every 16 KiB, which costs CPU on long bodies). Credentials come from boto3's
 whole chain (options, environment, shared files and profiles, assume-role, web identity,
 instance metadata) through a delegate provider, so they are refreshed as botocore refreshes
 them. ``https`` endpoints use the system's CA store, or ``$AWS_CA_BUNDLE``.
@@ -22,11 +25,12 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 from xml.sax.saxutils import escape
 
-from awscrt import auth, http
+from awscrt import auth, http, s3
 from awscrt import io as crt_io
 from awscrt.exceptions import AwsCrtError
 
@@ -39,6 +43,10 @@ _CODE = re.compile(rb"<Code>([^<]*)</Code>")
 _MESSAGE = re.compile(rb"<Message>([^<]*)</Message>")
 _UPLOAD_ID = re.compile(rb"<UploadId>([^<]*)</UploadId>")
 _TIMEOUTS = {"AWS_IO_SOCKET_TIMEOUT", "AWS_ERROR_HTTP_RESPONSE_FIRST_BYTE_TIMEOUT"}
+_SPAN = re.compile(r"bytes=(\d+)-(\d+)$")
+
+#: explicit ranges of this many bytes or more are fetched by the S3Client
+LARGE_GET = 8 << 20
 
 
 class CrtEngine:
@@ -74,6 +82,11 @@ class CrtEngine:
         self._idle: dict[str, list[Any]] = {}
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(max(1, settings.max_pool_connections))
+        self._region = region
+        self._provider = provider
+        self._max_connections = max(1, settings.max_pool_connections)
+        self._connect_ms = int(settings.connect_timeout * 1000)
+        self._s3_client: Any = None
 
     # -- the data path ------------------------------------------------------------------
 
@@ -82,7 +95,11 @@ class CrtEngine:
         headers = [("range", rng)]
         if if_match:
             headers.append(("if-match", if_match))
-        self._send("GET", bucket, key, "", headers, None, sink)
+        span = _SPAN.match(rng)
+        if span is not None and int(span.group(2)) - int(span.group(1)) + 1 >= LARGE_GET:
+            self._get_large(bucket, key, headers, sink)
+        else:
+            self._send("GET", bucket, key, "", headers, None, sink)
 
     def put_object(self, bucket: str, key: str, body: Any, crc32: str) -> dict[str, Any]:
         return self._send("PUT", bucket, key, "", [("x-amz-checksum-crc32", crc32)], body)
@@ -122,9 +139,51 @@ class CrtEngine:
     def close(self) -> None:
         with self._lock:
             idle, self._idle = self._idle, {}
+            self._s3_client = None
         for connections in idle.values():
             for connection in connections:
                 connection.close()
+
+    # -- large GETs -----------------------------------------------------------------------
+
+    def _get_large(self, bucket: str, key: str, headers: list[tuple[str, str]],
+                   sink: BodySink) -> None:
+        host_header, path = self._address(bucket, key)
+        request = http.HttpRequest("GET", path,
+                                   http.HttpHeaders([("host", host_header), *headers]))
+        if self._hooks:
+            names = {name.lower(): value for name, value in request.headers}
+            for hook in self._hooks:
+                hook("GET", f"/{bucket}/{key}", names)
+        exchange = _Exchange(sink)
+        meta = self._client_for_large().make_request(
+            type=s3.S3RequestType.GET_OBJECT, request=request,
+            on_headers=lambda status_code, headers, **_: exchange.on_response(
+                None, status_code, headers),
+            on_body=lambda chunk, offset, **_: exchange.on_body(None, chunk))
+        try:
+            self._wait(meta.finished_future, exchange, meta.cancel)
+        except s3.S3ResponseError as exc:
+            raise _server_error(exc.status_code or 0, exc.body or b"",
+                                {k.lower(): v for k, v in exc.headers or ()}) from None
+        if not sink.complete():
+            raise ConnectionError(f"the body from {self._endpoint} ended early")
+
+    def _client_for_large(self) -> Any:
+        with self._lock:
+            if self._s3_client is None:
+                tls = None
+                if self._tls_context is not None:
+                    tls = self._tls_context.new_connection_options()
+                self._s3_client = s3.S3Client(
+                    bootstrap=self._bootstrap, region=self._region,
+                    credential_provider=self._provider,
+                    tls_mode=s3.S3RequestTlsMode.ENABLED if self._tls else
+                    s3.S3RequestTlsMode.DISABLED, tls_connection_options=tls,
+                    part_size=LARGE_GET, throughput_target_gbps=1.0,
+                    max_active_connections_override=self._max_connections,
+                    connect_timeout_ms=self._connect_ms)
+            return self._s3_client
 
     # -- one request --------------------------------------------------------------------
 
@@ -133,12 +192,8 @@ class CrtEngine:
               sink: BodySink | None = None) -> dict[str, Any]:
         """Send one signed request; a sink takes a successful GET's body, the others'
         bodies are returned (``Body``) with their status and headers."""
-        if self._path_style:
-            host, path = self._host, f"/{bucket}/{quote(key, safe='/~')}"
-            host_header = self._host_header
-        else:
-            host, path = f"{bucket}.{self._host}", "/" + quote(key, safe="/~")
-            host_header = f"{bucket}.{self._host_header}"
+        host_header, path = self._address(bucket, key)
+        host = self._host if self._path_style else f"{bucket}.{self._host}"
         request = http.HttpRequest(method, path + ("?" + query if query else ""),
                                    http.HttpHeaders([("host", host_header), *headers]))
         if body is not None:
@@ -157,7 +212,7 @@ class CrtEngine:
         try:
             stream = connection.request(request, exchange.on_response, exchange.on_body)
             stream.activate()
-            self._wait(stream.completion_future, exchange, connection)
+            self._wait(stream.completion_future, exchange, connection.close)
             reusable = exchange.reusable and connection.is_open()
         finally:
             self._release(host, connection, reusable)
@@ -169,10 +224,16 @@ class CrtEngine:
         return {"ResponseMetadata": {"HTTPStatusCode": status, "HTTPHeaders": exchange.headers},
                 "ETag": exchange.headers.get("etag"), "Body": b"".join(exchange.error_body)}
 
+    def _address(self, bucket: str, key: str) -> tuple[str, str]:
+        """The ``Host`` header and the path of ``key`` in ``bucket``."""
+        if self._path_style:
+            return self._host_header, f"/{bucket}/{quote(key, safe='/~')}"
+        return f"{bucket}.{self._host_header}", "/" + quote(key, safe="/~")
+
     def _wait(self, done: concurrent.futures.Future, exchange: _Exchange,
-              connection: Any) -> None:
+              abandon: Callable[[], Any]) -> None:
         """Wait for the response, raising ``TimeoutError`` after ``read_timeout`` seconds
-        without a byte."""
+        without a byte (``abandon`` then drops the request)."""
         while True:
             silent = time.monotonic() - exchange.last
             try:
@@ -180,9 +241,11 @@ class CrtEngine:
                 return
             except concurrent.futures.TimeoutError:
                 if time.monotonic() - exchange.last >= self._read_timeout:
-                    connection.close()
+                    abandon()
                     raise TimeoutError(f"{self._endpoint} did not answer within "
                                        f"{self._read_timeout:g} s") from None
+            except s3.S3ResponseError:
+                raise
             except AwsCrtError as exc:
                 if exchange.failure is not None:  # the sink refused the response
                     raise exchange.failure from None

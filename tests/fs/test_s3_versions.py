@@ -68,3 +68,25 @@ def test_a_range_answered_whole_gives_the_range(proxied: S3, fs: S3, fault_proxy
     with proxied.open("blob", "rb", first_fetch=1000) as f:
         fault_proxy.ignore_range_next(1)
         assert f.read_at(150_000, 100) == data[150_000:150_100]
+
+
+def test_a_large_range_of_a_replaced_object_raises(fs: S3) -> None:
+    from pfio.fs.s3_crt import LARGE_GET
+
+    size = LARGE_GET + (1 << 20)
+    put(fs, "big", os.urandom(size))
+    with fs.open("big", "rb", first_fetch=1000) as f:
+        put(fs, "big", os.urandom(size))
+        with pytest.raises(OSError, match="changed while it was open"):
+            f.read_at(0, LARGE_GET)
+
+
+def test_a_large_range_is_read_whole(fs: S3, s3_requests) -> None:
+    from pfio.fs.s3_crt import LARGE_GET
+
+    data = os.urandom(2 * LARGE_GET + 12345)
+    put(fs, "big", data)
+    log = s3_requests(fs)
+    with fs.open("big", "rb", first_fetch=1000) as f:
+        assert f.read_at(5, 2 * LARGE_GET) == data[5:5 + 2 * LARGE_GET]
+    assert [r[2] for r in log] == ["bytes=0-999", f"bytes=5-{2 * LARGE_GET + 4}"]
