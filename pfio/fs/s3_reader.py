@@ -67,6 +67,7 @@ class S3Reader(io.BufferedIOBase):
         self._buf_start = 0
         self._ahead: dict[int, Future] = {}
         self._ahead_end = 0
+        self._spares: list[bytearray] = []  # read-ahead blocks to fill again
         if options.first_fetch < 0:
             got = get_range(conn, key, options.first_fetch)
         else:
@@ -260,6 +261,12 @@ class S3Reader(io.BufferedIOBase):
     def _set_buffer(self, start: int, data: Any) -> None:
         if not data:
             raise OSError(5, f"object shrank while being read at byte {start}", self.name)
+        old = self._buf.obj if isinstance(self._buf, memoryview) else None
+        if isinstance(old, bytearray) and len(old) == self.options.block_size and \
+                len(self._spares) < 2:
+            # a read-ahead block read to its end: no view of it is left (reads copy), so
+            # the next block is received into it, without faulting in fresh pages
+            self._spares.append(old)
         self._buf = memoryview(data)
         self._buf_start = start
 
@@ -270,7 +277,8 @@ class S3Reader(io.BufferedIOBase):
         pool = self._conn.executor()
         while len(self._ahead) < opts.readahead and nxt < self._size:
             stop = min(self._size, nxt + opts.block_size)
-            self._ahead[nxt] = pool.submit(self._get, nxt, stop)
+            spare = self._spares.pop() if self._spares else bytearray(opts.block_size)
+            self._ahead[nxt] = pool.submit(self._get, nxt, stop, memoryview(spare))
             nxt = stop
         self._ahead_end = nxt
 
