@@ -161,10 +161,16 @@ _transports: tuple[int, dict[S3Settings, _Transport], threading.Lock] = \
     (os.getpid(), {}, threading.Lock())
 
 
+#: the transports of the parent processes, in a forked child: kept, never finalized (the
+#: native engine's destructors would wait for event-loop threads that only the parent has)
+_inherited: list[dict[S3Settings, _Transport]] = []
+
+
 def _transport(settings: S3Settings) -> _Transport:
     """This process's transport for ``settings`` (none survive a fork)."""
     global _transports
     if _transports[0] != os.getpid():
+        _inherited.append(_transports[1])
         _transports = (os.getpid(), {}, threading.Lock())
     table, lock = _transports[1], _transports[2]
     transport = table.get(settings)
