@@ -27,7 +27,7 @@ from typing import IO, Any
 from .._uri import URI
 from .base import FS
 from .modes import Mode
-from .s3_connection import ENGINES, S3Connection, S3Settings
+from .s3_connection import S3Connection, S3Settings, requested_engine
 from .s3_errors import RetryPolicy, call
 from .s3_ops import S3Operations
 from .s3_reader import ReadOptions, S3Reader
@@ -89,8 +89,6 @@ class S3(S3Operations, FS):
         super().__init__()
         if not bucket:
             raise ValueError("S3 needs a bucket name")
-        if engine is not None and engine not in ENGINES:
-            raise ValueError(f"unknown S3 engine {engine!r}; known: {', '.join(ENGINES)}")
         self.bucket = bucket
         self.root = prefix.strip("/")
         self.endpoint = endpoint or os.environ.get("S3_ENDPOINT") or \
@@ -111,7 +109,7 @@ class S3(S3Operations, FS):
             aws_access_key_id=aws_access_key_id, aws_secret_access_key=aws_secret_access_key,
             aws_session_token=session_token, connect_timeout=connect_timeout,
             read_timeout=read_timeout, max_pool_connections=max_pool_connections,
-            addressing_style=addressing_style, engine=engine), self._retry)
+            addressing_style=addressing_style, engine=requested_engine(engine)), self._retry)
         if create_bucket:
             self._create_bucket()
 

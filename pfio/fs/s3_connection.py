@@ -127,21 +127,33 @@ def mock_aws_active() -> bool:
     return bool(getattr(stubber, "enabled", False))
 
 
-def engine_name(requested: str | None) -> str:
-    """The engine to use: ``requested``, else ``$PFIO_S3_ENGINE``, else the best installed
-    one; always ``"boto3"`` under ``mock_aws``."""
-    if mock_aws_active():
-        return "boto3"
-    name = requested or os.environ.get("PFIO_S3_ENGINE") or ""
-    if not name:
-        try:
-            import awscrt  # noqa: F401
-            name = "crt"
-        except ImportError:
-            name = "boto3"
-    if name not in ENGINES:
+def requested_engine(requested: str | None) -> str | None:
+    """``requested``, else ``$PFIO_S3_ENGINE``, else None (the default), checked.
+
+    Raises:
+        ValueError: an unknown engine name.
+    """
+    name = requested or os.environ.get("PFIO_S3_ENGINE") or None
+    if name is not None and name not in ENGINES:
         raise ValueError(f"unknown S3 engine {name!r}; known: {', '.join(sorted(ENGINES))}")
     return name
+
+
+def engine_name(requested: str | None) -> str:
+    """The engine to use now: ``"boto3"`` while ``mock_aws`` is active, else ``requested``,
+    else ``"crt"`` where ``awscrt`` is installed, else ``"boto3"``."""
+    if mock_aws_active():
+        return "boto3"
+    return requested or _default_engine()
+
+
+@functools.cache
+def _default_engine() -> str:
+    try:
+        import awscrt  # noqa: F401
+    except ImportError:
+        return "boto3"
+    return "crt"
 
 
 class _Transport:
@@ -151,8 +163,7 @@ class _Transport:
     def __init__(self, settings: S3Settings) -> None:
         self.settings = settings
         self.lock = threading.RLock()  # an engine's factory may make the client
-        self.engine: Engine | None = None
-        self.engine_name = ""
+        self.engines: dict[str, Engine] = {}
         self.client: Any = None
         self.hooks: list[RequestHook] = []
 
@@ -221,23 +232,21 @@ class S3Connection:
     @property
     def engine_name(self) -> str:
         """The name of the engine this process uses."""
-        self.engine()
-        return _transport(self.settings).engine_name
+        return engine_name(self.settings.engine)
 
     def engine(self) -> Engine:
-        """This process's engine (made on first use)."""
+        """This process's engine (made on first use; see :func:`engine_name`)."""
+        name = engine_name(self.settings.engine)
         transport = _transport(self.settings)
-        engine = transport.engine
+        engine = transport.engines.get(name)
         if engine is None:
             with transport.lock:
-                if transport.engine is None:
-                    name = engine_name(self.settings.engine)
+                engine = transport.engines.get(name)
+                if engine is None:
                     module, _, cls = ENGINES[name].partition(":")
                     factory = getattr(importlib.import_module(module), cls)
-                    transport.engine = factory(self, transport.hooks)
-                    transport.engine_name = name
+                    engine = transport.engines[name] = factory(self, transport.hooks)
                     logger.debug("S3 engine %s for %s", name, self)
-                engine = transport.engine
         return engine
 
     def client(self) -> Any:
@@ -328,4 +337,5 @@ def _make_client(settings: S3Settings) -> Any:
 
 
 __all__ = ["S3Connection", "S3Settings", "Engine", "BodySink", "engine_name",
+           "requested_engine",
            "mock_aws_active", "ENGINES"]

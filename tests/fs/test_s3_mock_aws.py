@@ -17,13 +17,17 @@ moto = pytest.importorskip("moto")
 
 
 @pytest.fixture
-def mocked(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("S3_ENDPOINT", "AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_SESSION_TOKEN",
                  "PFIO_S3_ENGINE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "mock-key")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "mock-secret")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+
+
+@pytest.fixture
+def mocked(aws_env: None) -> Iterator[None]:
     with moto.mock_aws():
         import boto3
 
@@ -37,6 +41,19 @@ def test_the_boto3_engine_is_chosen(mocked: None) -> None:
 
 def test_the_engine_asked_for_gives_way_to_mock_aws(mocked: None) -> None:
     assert S3("mocked", engine="crt").engine == "boto3"
+
+
+def test_a_filesystem_made_before_mock_aws_follows_it(aws_env: None) -> None:
+    pytest.importorskip("awscrt")
+    fs = S3("mocked")
+    assert fs.engine == "crt"
+    with moto.mock_aws():
+        fs._client().create_bucket(Bucket="mocked")
+        assert fs.engine == "boto3"
+        with fs.open("k", "wb") as f:
+            f.write(b"mocked")
+        with fs.open("k", "rb") as f:
+            assert f.read() == b"mocked"
 
 
 def test_write_then_read(mocked: None) -> None:
