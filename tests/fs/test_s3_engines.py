@@ -44,3 +44,18 @@ def test_no_secret_in_the_reprs(s3_env: str) -> None:
             session_token="hidden-token")
     for text in (repr(fs), repr(fs.connection), repr(fs.connection.settings)):
         assert "hidden" not in text
+
+
+def test_virtual_host_addressing_puts_the_bucket_in_the_host(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("awscrt")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "key")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    fs = S3("bucket", endpoint="http://s3.invalid:9000", addressing_style="virtual",
+            engine="crt", max_attempts=1)
+    seen: list[tuple[str, str]] = []
+    fs.connection.add_request_hook(lambda method, path, headers: seen.append(
+        (path, headers["host"])))
+    with pytest.raises(OSError, match="s3://bucket/k"):  # .invalid names never resolve
+        fs.open("k", "rb")
+    assert seen == [("/bucket/k", "bucket.s3.invalid:9000")]
