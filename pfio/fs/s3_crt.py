@@ -45,7 +45,8 @@ _UPLOAD_ID = re.compile(rb"<UploadId>([^<]*)</UploadId>")
 _TIMEOUTS = {"AWS_IO_SOCKET_TIMEOUT", "AWS_ERROR_HTTP_RESPONSE_FIRST_BYTE_TIMEOUT"}
 _SPAN = re.compile(r"bytes=(\d+)-(\d+)$")
 
-#: explicit ranges of this many bytes or more are fetched by the S3Client
+#: explicit ranges of this many bytes or more are fetched by the S3Client (signed requests:
+#: anonymous ones stay on ``awscrt.http``)
 LARGE_GET = 8 << 20
 
 
@@ -96,7 +97,8 @@ class CrtEngine:
         if if_match:
             headers.append(("if-match", if_match))
         span = _SPAN.match(rng)
-        if span is not None and int(span.group(2)) - int(span.group(1)) + 1 >= LARGE_GET:
+        if span is not None and self._provider is not None and \
+                int(span.group(2)) - int(span.group(1)) + 1 >= LARGE_GET:
             self._get_large(bucket, key, headers, sink)
         else:
             self._send("GET", bucket, key, "", headers, None, sink)
@@ -220,9 +222,9 @@ class CrtEngine:
         if sink is not None and status < 300 and not sink.complete():
             raise ConnectionError(f"the body from {self._endpoint} ended early")
         if status >= 300:
-            raise _server_error(status, b"".join(exchange.error_body), exchange.headers)
+            raise _server_error(status, b"".join(exchange.body), exchange.headers)
         return {"ResponseMetadata": {"HTTPStatusCode": status, "HTTPHeaders": exchange.headers},
-                "ETag": exchange.headers.get("etag"), "Body": b"".join(exchange.error_body)}
+                "ETag": exchange.headers.get("etag"), "Body": b"".join(exchange.body)}
 
     def _address(self, bucket: str, key: str) -> tuple[str, str]:
         """The ``Host`` header and the path of ``key`` in ``bucket``."""
@@ -291,7 +293,7 @@ class _Exchange:
         self.sink = sink
         self.status = 0
         self.headers: dict[str, str] = {}
-        self.error_body: list[bytes] = []
+        self.body: list[bytes] = []
         self.failure: BaseException | None = None
         self.reusable = True
         self.last = time.monotonic()
@@ -313,7 +315,7 @@ class _Exchange:
     def on_body(self, http_stream: Any, chunk: Any, **_: Any) -> None:
         self.last = time.monotonic()
         if self.sink is None or self.status >= 300:
-            self.error_body.append(bytes(chunk))
+            self.body.append(bytes(chunk))
             return
         try:
             self.sink.write(chunk)
