@@ -200,7 +200,7 @@ class CrtEngine:
                                    http.HttpHeaders([("host", host_header), *headers]))
         if body is not None:
             request.headers.add("content-length", str(len(body)))
-            request.body_stream = io.BytesIO(body)
+            request.body_stream = _Body(body)
         if self._signing is not None:
             config = self._signing.replace(date=datetime.datetime.now(datetime.timezone.utc))
             auth.aws_sign_request(request, config).result()
@@ -284,6 +284,32 @@ class CrtEngine:
         else:
             connection.close()
         self._slots.release()
+
+
+class _Body:
+    """A request body read by the runtime straight from the caller's buffer (a
+    ``BytesIO`` would copy a part of 8 MiB or more first)."""
+
+    def __init__(self, data: Any) -> None:
+        self._view = memoryview(data).cast("B")
+        self._pos = 0
+
+    def read(self, size: int = -1) -> bytes:
+        stop = len(self._view) if size < 0 else min(len(self._view), self._pos + size)
+        data = bytes(self._view[self._pos:stop])
+        self._pos = stop
+        return data
+
+    def readinto1(self, target: memoryview) -> int:
+        n = min(len(target), len(self._view) - self._pos)
+        target[:n] = self._view[self._pos:self._pos + n]
+        self._pos += n
+        return n
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: len(self._view)}[whence]
+        self._pos = max(0, min(len(self._view), base + offset))
+        return self._pos
 
 
 class _Exchange:
