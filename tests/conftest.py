@@ -7,7 +7,8 @@
 * ``s3_server`` (session): the server the S3 fixtures below use: moto. The S3 suite
   (``tests/fs/conftest.py``) overrides it to run over both servers;
 * ``s3_endpoint``: its URL;
-* ``s3_env``: test credentials, region and ``S3_ENDPOINT`` in the environment;
+* ``s3_engine``: the S3 engine the tests use (``tests/fs`` runs over each one);
+* ``s3_env``: test credentials, region, ``S3_ENDPOINT`` and the engine in the environment;
 * ``s3_bucket``: a fresh bucket (its name) on the server, for one test;
 * ``fault_proxy``: a :class:`pfio.testing.faultproxy.FaultProxy` in front of the server.
 """
@@ -96,11 +97,20 @@ def s3_endpoint(s3_server: S3Server) -> str:
 
 
 @pytest.fixture
-def s3_env(monkeypatch: pytest.MonkeyPatch, s3_server: S3Server) -> str:
-    """The server's credentials, a region and ``S3_ENDPOINT`` in the environment; returns
-    the endpoint."""
+def s3_engine() -> str | None:
+    """The S3 engine the S3 fixtures choose (``$PFIO_S3_ENGINE``): None, the default one
+    (``tests/fs`` runs its tests on each engine)."""
+    return None
+
+
+@pytest.fixture
+def s3_env(monkeypatch: pytest.MonkeyPatch, s3_server: S3Server, s3_engine: str | None) -> str:
+    """The server's credentials, a region, ``S3_ENDPOINT`` and the engine
+    (``PFIO_S3_ENGINE``) in the environment; returns the endpoint."""
     for name, value in s3_server.credentials.items():
         monkeypatch.setenv(name, value)
+    if s3_engine:
+        monkeypatch.setenv("PFIO_S3_ENGINE", s3_engine)
     monkeypatch.setenv("S3_ENDPOINT", s3_server.endpoint)
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
@@ -142,12 +152,8 @@ def s3_requests() -> Any:
     def attach(fs: Any) -> list[tuple[str, str, str | None]]:
         log: list[tuple[str, str, str | None]] = []
 
-        def before_send(request: Any, **_: Any) -> None:
-            rng = request.headers.get("Range")
-            log.append((request.method, urlsplit(request.url).path,
-                        rng.decode() if isinstance(rng, bytes) else rng))
-
-        fs._client().meta.events.register("before-send.s3", before_send)
+        fs.connection.add_request_hook(
+            lambda method, path, headers: log.append((method, path, headers.get("range"))))
         return log
 
     return attach

@@ -8,8 +8,10 @@ read whole by that one request (no HEAD); see :mod:`pfio.fs.s3_reader`. Writes a
 all-or-nothing (single PUT or multipart upload, :mod:`pfio.fs.s3_writer`); errors and
 retries are in :mod:`pfio.fs.s3_errors`.
 
-The boto3 client is created on first use in each process, so an ``S3`` object may be
-pickled to DataLoader workers (fork, spawn or forkserver) and shared by threads.
+Requests go through the filesystem's :class:`pfio.fs.s3_connection.S3Connection`, which
+makes its engine (native ``awscrt`` HTTP by default, botocore with ``engine="boto3"``) on
+first use in each process, so an ``S3`` object may be pickled to DataLoader workers (fork,
+spawn or forkserver) and shared by threads.
 Credentials never appear in ``repr``, logs or error messages.
 """
 
@@ -20,14 +22,13 @@ import hashlib
 import io
 import os
 import posixpath
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import IO, Any
 
 from .._uri import URI
 from .base import FS, warn_unknown_options
 from .modes import Mode
+from .s3_connection import S3Connection, S3Settings, requested_engine
 from .s3_errors import RetryPolicy, call
 from .s3_ops import S3Operations
 from .s3_reader import ReadOptions, S3Reader
@@ -56,7 +57,13 @@ class S3(S3Operations, FS):
             ``(mpu_concurrency + 2) * mpu_chunksize`` bytes.
         buffering: the block size of reads (read-ahead blocks; default 16 MiB).
         readahead: how many blocks sequential reads fetch ahead (0 turns read-ahead off).
-        connect_timeout, read_timeout: seconds, for each HTTP request.
+        connect_timeout, read_timeout: seconds, for each HTTP request (an endpoint that
+            never answers fails within about ``3 * read_timeout``, at most 30 s).
+        engine: ``"crt"`` (native, the default where ``awscrt`` is installed) or
+            ``"boto3"``; default ``$PFIO_S3_ENGINE``. ``"boto3"`` is used while moto's
+            ``mock_aws`` is active.
+        addressing_style: ``"path"`` (the default with an ``endpoint``) or ``"virtual"``
+            (``bucket.host``, the default on AWS).
         max_attempts: tries of one request in all (throttling, 5xx and broken connections
             are retried with exponential backoff and jitter).
         max_pool_connections: HTTP connections kept per process (and background threads).
@@ -77,8 +84,9 @@ class S3(S3Operations, FS):
                  region: str | None = None, profile: str | None = None,
                  mpu_chunksize: int = DEFAULT_MPU_CHUNKSIZE, mpu_concurrency: int = 8,
                  buffering: int = -1,
-                 readahead: int = 3, connect_timeout: float = 10, read_timeout: float = 60,
+                 readahead: int = 3, connect_timeout: float = 5, read_timeout: float = 10,
                  max_attempts: int = 5, max_pool_connections: int = 32,
+                 engine: str | None = None, addressing_style: str | None = None,
                  create_bucket: bool = False, create: bool = False, **options: Any) -> None:
         super().__init__()
         warn_unknown_options("S3", options)
@@ -97,11 +105,14 @@ class S3(S3Operations, FS):
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
         self.max_pool_connections = max_pool_connections
-        self._retry = RetryPolicy(max_attempts=max(1, max_attempts))
-        self._secrets = {"aws_access_key_id": aws_access_key_id,
-                         "aws_secret_access_key": aws_secret_access_key,
-                         "aws_session_token": session_token}
-        self._local: _PerProcess | None = None
+        self._retry = RetryPolicy(max_attempts=max(1, max_attempts),
+                                  attempt_timeout=read_timeout)
+        self._connection = S3Connection(bucket, S3Settings(
+            endpoint=self.endpoint, region=region, profile=profile,
+            aws_access_key_id=aws_access_key_id, aws_secret_access_key=aws_secret_access_key,
+            aws_session_token=session_token, connect_timeout=connect_timeout,
+            read_timeout=read_timeout, max_pool_connections=max_pool_connections,
+            addressing_style=addressing_style, engine=requested_engine(engine)), self._retry)
         if create_bucket:
             self._create_bucket()
 
@@ -113,81 +124,24 @@ class S3(S3Operations, FS):
     def __repr__(self) -> str:
         return f"S3(bucket={self.bucket!r}, prefix={self.root!r}, endpoint={self.endpoint!r})"
 
-    # -- per-process state ---------------------------------------------------------------
+    @property
+    def connection(self) -> S3Connection:
+        """The transport of this filesystem (engine, botocore client, threads, retries)."""
+        return self._connection
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_local"] = None
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._pid = os.getpid()
-
-    def _state(self) -> _PerProcess:
-        local = self._local
-        if local is None or local.pid != os.getpid():
-            with _creation_lock():
-                local = self._local
-                if local is None or local.pid != os.getpid():
-                    local = self._local = _PerProcess()
-        return local
+    @property
+    def engine(self) -> str:
+        """The name of the engine this process moves data with (``"crt"``, ``"boto3"``)."""
+        return self._connection.engine_name
 
     def _client(self) -> Any:
-        """This process's boto3 client (created on first use, shared by the filesystems of
-        this process with the same endpoint, credentials and settings)."""
-        local = self._state()
-        if local.client is None:
-            settings = (self.endpoint, self.region, self.profile, self.connect_timeout,
-                        self.read_timeout, self.max_pool_connections,
-                        tuple(self._secrets.values()))
-            with _creation_lock():
-                cache = _clients_of_this_process()
-                client = cache.get(settings)
-                if client is None:
-                    client = cache[settings] = self._make_client()
-                local.client = client
-        return local.client
-
-    def _executor(self) -> ThreadPoolExecutor:
-        """This process's pool of background threads (read-ahead, part uploads)."""
-        local = self._state()
-        if local.executor is None:
-            with local.lock:
-                if local.executor is None:
-                    local.executor = ThreadPoolExecutor(
-                        max(2, self.max_pool_connections // 2),
-                        thread_name_prefix=f"pfio-s3-{self.bucket}")
-        return local.executor
-
-    def _make_client(self) -> Any:
-        import boto3
-        from botocore.config import Config
-
-        session = boto3.session.Session(profile_name=self.profile,
-                                        region_name=self.region, **self._secrets)
-        config = Config(
-            connect_timeout=self.connect_timeout, read_timeout=self.read_timeout,
-            retries={"total_max_attempts": 1},  # pfio.fs.s3_errors retries, resuming bodies
-            max_pool_connections=self.max_pool_connections,
-            request_checksum_calculation="when_required",
-            response_checksum_validation="when_required",
-            s3={"addressing_style": "path"} if self.endpoint else None,
-        )
-        return session.client("s3", endpoint_url=self.endpoint, config=config)
+        """This process's botocore client (for listing, HEAD, DELETE and copies)."""
+        return self._connection.client()
 
     def close(self) -> None:
         """Stop this filesystem's background threads (they are recreated if it is used
         again)."""
-        local = self._local
-        if local is not None and local.pid == os.getpid() and local.executor is not None:
-            executor, local.executor = local.executor, None
-            executor.shutdown(wait=True)
-
-    def subfs(self, path: str) -> S3:
-        """A view rooted at ``path``, sharing this filesystem's client and thread pool."""
-        self._state()  # made before the view copies it, so both use the same one
-        return super().subfs(path)
+        self._connection.close()
 
     # -- names ---------------------------------------------------------------------------
 
@@ -195,14 +149,14 @@ class S3(S3Operations, FS):
         """The object's URL, the endpoint, and who reads it: a digest of the access key id,
         profile and region in use (explicit, else from the environment), so that two
         readers with different credentials never share a cache entry. No secret is in it."""
-        key_id = self._secrets["aws_access_key_id"] or os.environ.get("AWS_ACCESS_KEY_ID")
+        key_id = self._connection.settings.aws_access_key_id or \
+            os.environ.get("AWS_ACCESS_KEY_ID")
         profile = self.profile or os.environ.get("AWS_PROFILE") or \
             os.environ.get("AWS_DEFAULT_PROFILE")
         region = self.region or os.environ.get("AWS_REGION") or \
             os.environ.get("AWS_DEFAULT_REGION")
         reader = hashlib.sha256(repr((key_id, profile, region)).encode()).hexdigest()[:32]
         return f"{self._describe(path)}|endpoint={self.endpoint or ''}|reader={reader}"
-
 
     def _key(self, path: str) -> str:
         path = os.fspath(path)
@@ -212,16 +166,14 @@ class S3(S3Operations, FS):
         return key + "/" if trailing and key else key
 
     def _url(self, key: str) -> str:
-        return f"s3://{self.bucket}/{key}"
+        return self._connection.url(key)
 
     def _describe(self, path: str) -> str:
         return self._url(self._key(path))
 
     def _call(self, method: str, key: str, operation: str, **kwargs: Any) -> Any:
-        """One client call with retries, errors as builtin exceptions."""
-        client = self._client()
-        return call(self._retry, method, self._url(key),
-                    lambda: getattr(client, operation)(Bucket=self.bucket, **kwargs))
+        """One botocore call with retries, errors as builtin exceptions."""
+        return self._connection.call(method, key, operation, **kwargs)
 
     # -- files ---------------------------------------------------------------------------
 
@@ -240,7 +192,7 @@ class S3(S3Operations, FS):
             if kwargs.get("first_fetch") is not None:
                 options = replace(options, first_fetch=int(kwargs["first_fetch"]))
             try:
-                return S3Reader(self, key, options)
+                return S3Reader(self._connection, key, options)
             except FileNotFoundError:
                 if self.isdir(path):
                     raise IsADirectoryError(errno.EISDIR, "is a directory",
@@ -248,7 +200,7 @@ class S3(S3Operations, FS):
                 raise
         if mode.kind == "x" and self._head(key) is not None:
             raise FileExistsError(errno.EEXIST, "file exists", self._url(key))
-        sink = S3Sink(self, key, self.mpu_chunksize, self.mpu_concurrency)
+        sink = S3Sink(self._connection, key, self.mpu_chunksize, self.mpu_concurrency)
         return atomic_writer(sink, mode, buffering, encoding, errors, newline,
                              buffer_size=1 << 20)
 
@@ -302,36 +254,6 @@ class S3(S3Operations, FS):
             return self._call("HEAD", key, "head_object", Key=key)
         except FileNotFoundError:
             return None
-
-
-class _PerProcess:
-    """What one process holds for one S3 filesystem: its client and its thread pool."""
-
-    def __init__(self) -> None:
-        self.pid = os.getpid()
-        self.lock = threading.Lock()
-        self.client: Any = None
-        self.executor: ThreadPoolExecutor | None = None
-
-
-_creation = (os.getpid(), threading.Lock())
-_clients: tuple[int, dict[tuple[Any, ...], Any]] = (os.getpid(), {})
-
-
-def _creation_lock() -> threading.Lock:
-    """A process-wide lock (a new one after fork: the parent's may have been held)."""
-    global _creation
-    if _creation[0] != os.getpid():
-        _creation = (os.getpid(), threading.Lock())
-    return _creation[1]
-
-
-def _clients_of_this_process() -> dict[tuple[Any, ...], Any]:
-    """The boto3 clients created in this process, by settings (none survive a fork)."""
-    global _clients
-    if _clients[0] != os.getpid():
-        _clients = (os.getpid(), {})
-    return _clients[1]
 
 
 __all__ = ["S3"]

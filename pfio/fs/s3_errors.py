@@ -1,10 +1,12 @@
 """S3 errors as builtin exceptions, and the retry loop every S3 request goes through.
 
-botocore's own retries are switched off (see :func:`pfio.fs.s3_client.make_client`): one
+botocore's own retries are switched off (see :mod:`pfio.fs.s3_connection`): one
 loop here retries throttling, 5xx answers and broken connections with exponential backoff
 and full jitter, reports every request to the tracer, and turns what is left into
 ``FileNotFoundError``, ``PermissionError`` or an ``OSError`` saying what happened and how
-often it was tried. A botocore ``ClientError`` never reaches the caller.
+often it was tried. A botocore ``ClientError`` (or the :class:`ServerError` of the native
+engine) never reaches the caller. A request that makes no progress is not retried past
+``RetryPolicy.deadline`` seconds, so a server that never answers fails in bounded time.
 """
 
 from __future__ import annotations
@@ -31,6 +33,18 @@ _DENIED = {"AccessDenied", "403", "InvalidAccessKeyId", "SignatureDoesNotMatch",
 _THROTTLED = {"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded",
               "TooManyRequestsException", "RequestTimeout",
               "InternalError", "ServiceUnavailable", "503", "500", "502", "504"}
+
+
+class ServerError(Exception):
+    """An error answer of S3 to a request of the native engine, shaped as botocore's
+    ``ClientError`` (``response["Error"]["Code"]``, ``response["ResponseMetadata"]``)."""
+
+    def __init__(self, status: int, code: str, message: str,
+                 headers: dict[str, str]) -> None:
+        super().__init__(f"{code or status}: {message}" if message else code or str(status))
+        self.response = {"Error": {"Code": code or str(status), "Message": message},
+                         "ResponseMetadata": {"HTTPStatusCode": status,
+                                              "HTTPHeaders": headers}}
 
 
 def client_error_info(exc: BaseException) -> tuple[str, int | None] | None:
@@ -69,6 +83,9 @@ def translate(exc: BaseException, url: str, attempts: int = 1) -> OSError:
             return FileNotFoundError(errno.ENOENT, f"not found ({code})", url)
         if code in _DENIED or status == 403:
             return PermissionError(errno.EACCES, f"access denied ({code})", url)
+        if code == "PreconditionFailed" or status == 412:
+            return OSError(errno.EIO, "the object changed while it was open (ETag no "
+                           "longer matches): reopen it", url)
         what = f"S3 error {code} (HTTP {status})"
     else:  # its text may name the request's URL, with a presigned query string
         what = f"{type(exc).__name__}: {redact(str(exc))}"
@@ -84,6 +101,11 @@ class RetryPolicy:
     max_attempts: int = 5
     base: float = 0.05
     cap: float = 2.0
+    #: no retry starts when the request has made no progress for this many seconds, or
+    #: would pass them by waiting ``attempt_timeout`` more (None: no deadline)
+    deadline: float | None = 30.0
+    #: the longest one silent attempt may take (the read timeout)
+    attempt_timeout: float = 0.0
 
     def delay(self, retry: int) -> float:
         """Seconds to sleep before retry number ``retry`` (0 for the first retry)."""
@@ -102,10 +124,19 @@ class Attempts:
         self.what = what
         self.url = url
         self.count = 0
+        self.since = time.monotonic()
+
+    def reset(self) -> None:
+        """The request made progress: it gets its full budget of tries and time again."""
+        self.count = 0
+        self.since = time.monotonic()
 
     def failed(self, exc: BaseException) -> None:
         self.count += 1
-        if not is_transient(exc) or self.count >= self.policy.max_attempts:
+        policy = self.policy
+        late = policy.deadline is not None and time.monotonic() - self.since + \
+            policy.attempt_timeout >= policy.deadline
+        if not is_transient(exc) or self.count >= policy.max_attempts or late:
             raise translate(exc, self.url, self.count) from exc
         pause = self.policy.delay(self.count - 1)
         logger.debug("%s %s failed (%s: %s), attempt %d of %d; retrying in %.3fs", self.what,

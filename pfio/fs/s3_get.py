@@ -1,97 +1,197 @@
-"""Ranged GETs that survive throttling and broken connections.
+"""Ranged GETs that survive throttling and broken connections, of one object version.
 
 :func:`get_range` asks for one byte range and returns exactly those bytes: when the
 connection breaks in the middle of the body, the next attempt asks only for the bytes not
 received yet, so every byte reaches the caller exactly once. A try that received some
-bytes before the connection broke does not count against ``max_attempts``. Bodies are read
-straight into the caller's buffer where the HTTP stack allows it (no intermediate copy).
+bytes before the connection broke does not count against ``max_attempts``.
+
+Every response must be of one version of the object: the first one's ETag is returned and
+a reader passes it back (``etag=``) with its later GETs, which then send ``If-Match`` and
+check the ETag and ``Content-Range`` they get. An object replaced meanwhile raises
+``OSError`` naming the URL, never mixing bytes of two versions. A server that answers a
+range with the whole object (200) is read from the offset that was asked for.
 """
 
 from __future__ import annotations
 
-import http.client
+import errno
 import re
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..trace import hook
 from .s3_errors import Attempts, client_error_info
 
 if TYPE_CHECKING:
-    from .s3 import S3
+    from .s3_connection import S3Connection
 
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 _TOTAL = re.compile(r"/(\d+)")
+#: bodies from this size on are received into one buffer (smaller ones: joined chunks)
+_OWN_BUFFER = 1 << 20
 
 
-class _ShortBody(http.client.HTTPException):
-    """The body ended before its announced length (a cut connection)."""
+@dataclass
+class Got:
+    """What :func:`get_range` returns: the bytes, the object's size and its ETag."""
+
+    data: Any
+    size: int
+    etag: str | None
 
 
-def get_range(fs: S3, key: str, start: int, stop: int | None = None,
-              into: memoryview | None = None) -> tuple[Any, int]:
+def get_range(conn: S3Connection, key: str, start: int, stop: int | None = None,
+              into: memoryview | None = None, etag: str | None = None) -> Got:
     """GET bytes ``[start, stop)`` of ``key`` (``stop=None``: to the end; ``start < 0``: the
-    last ``-start`` bytes) and the object's total size.
+    last ``-start`` bytes).
 
-    With ``into`` the bytes are written into that buffer and a memoryview of the filled
-    part is returned; otherwise ``bytes``. A range starting at or beyond the end gives
-    empty data (and still the size).
+    With ``into`` the bytes are written into that buffer and ``data`` is a memoryview of
+    its filled part; otherwise ``bytes``. A range starting at or beyond the end gives empty
+    data (and still the size). With ``etag`` the object must still have that ETag.
 
     Raises:
-        FileNotFoundError, PermissionError, OSError: see :mod:`pfio.fs.s3_errors`.
+        FileNotFoundError, PermissionError, OSError: see :mod:`pfio.fs.s3_errors`; OSError
+        also when the object is no longer the version of ``etag``.
     """
-    url = fs._url(key)
-    attempts = Attempts(fs._retry, "GET", url)
+    url = conn.url(key)
+    attempts = Attempts(conn.retry, "GET", url)
     began = time.perf_counter()
-    client = fs._client()
-    progress = _Progress()
-    first = length = total = -1
+    engine = conn.engine()
+    sink = _Sink(url, start, stop, into, etag)
     while True:
-        if first < 0:
-            rng = f"bytes={start}-" if start >= 0 else f"bytes={start}"
-            if start >= 0 and stop is not None:
-                rng += str(stop - 1)
-        else:
-            rng = f"bytes={first + progress.got}-{first + length - 1}"
+        rng = sink.next_range()
         try:
-            response = client.get_object(Bucket=fs.bucket, Key=key, Range=rng)
+            engine.get(conn.bucket, key, rng, sink.etag, sink)
+        except _Changed:
+            raise  # (a 412 answer to If-Match is translated to the same error)
         except Exception as exc:
-            size = _unsatisfiable(exc)
+            size = _unsatisfiable(exc) if sink.length < 0 else None
             if size is not None:
                 if size < 0 and start <= 0:
                     size = 0  # nothing at byte 0 or at the end: an empty object (Ceph tells
                     # no size)
                 _record(began, 416, 0, attempts.count + 1, url)
-                return (into[:0] if into is not None else b""), size
+                return Got(into[:0] if into is not None else b"", size, sink.etag)
+            if sink.progressed():
+                attempts.reset()  # a try that brought bytes does not use up the budget
             _fail(attempts, exc, began, url)
             continue
-        body = response["Body"]
-        if first < 0:
-            first, length, total = _extent(response)
-            if into is not None:
-                into = into[:length]
-        before = progress.got
-        try:
-            _read_body(body, length, into, progress)
-        except Exception as exc:
-            _discard(body)
-            if progress.got > before:
-                attempts.count = 0  # a try that brought bytes does not use up the budget
-            _fail(attempts, exc, began, url)
-            continue
-        _record(began, response["ResponseMetadata"].get("HTTPStatusCode"), progress.got,
-                attempts.count + 1, url)
-        if into is not None:
-            return into, total
-        chunks = progress.chunks
-        return (chunks[0] if len(chunks) == 1 else b"".join(chunks)), total
+        _record(began, sink.status, sink.got, attempts.count + 1, url)
+        return Got(sink.result(), sink.total, sink.etag)
 
 
-def _extent(response: dict[str, Any]) -> tuple[int, int, int]:
+class _Sink:
+    """The bytes of one range as they arrive, across attempts (an engine's ``BodySink``)."""
+
+    def __init__(self, url: str, start: int, stop: int | None, into: memoryview | None,
+                 etag: str | None) -> None:
+        self.url = url
+        self.start = start
+        self.stop = stop
+        self.into = into
+        self.etag = etag
+        self.first = -1  # the first byte of the range, known from the first response
+        self.length = -1
+        self.total = -1
+        self.got = 0
+        self.status: int | None = None
+        self.chunks: list[bytes] = []
+        self._skip = 0
+        self._before = 0
+        self._owned: bytearray | None = None
+
+    def next_range(self) -> str:
+        """The ``Range`` header of the next attempt."""
+        self._before = self.got
+        if self.first >= 0:
+            return f"bytes={self.first + self.got}-{self.first + self.length - 1}"
+        if self.start < 0:
+            return f"bytes={self.start}"
+        return f"bytes={self.start}-" + (str(self.stop - 1) if self.stop is not None else "")
+
+    def progressed(self) -> bool:
+        return self.got > self._before
+
+    def begin(self, status: int, headers: dict[str, str]) -> None:
+        etag = headers.get("etag")
+        if self.etag is not None and etag is not None and etag != self.etag:
+            raise _Changed(errno.EIO, _CHANGED.format(self.etag, etag), self.url)
+        self.etag = self.etag or etag
+        self.status = status
+        first, length, total = _extent(status, headers)
+        if self.first < 0:  # the first response
+            want = self.start if self.start >= 0 else max(0, total - (-self.start))
+            if self.stop is not None:
+                length = min(length, self.stop - first)
+            self.first, self.total = want, total
+        else:
+            want = self.first + self.got
+        if first > want:
+            raise OSError(errno.EIO, f"asked for bytes from {want}, got bytes {first}-"
+                          f"{first + length - 1} of {total}", self.url)
+        self._skip = want - first
+        if self.length < 0:
+            self.length = max(0, first + length - want)
+            if self.into is not None:
+                self.into = self.into[:self.length]
+            elif self.length >= _OWN_BUFFER:  # one copy of big bodies, not two
+                self._owned = bytearray(self.length)
+                self.into = memoryview(self._owned)
+
+    def target(self) -> memoryview | None:
+        if self.into is None or self._skip:
+            return None
+        return self.into[self.got:self.length]
+
+    def advance(self, n: int) -> None:
+        self.got += n
+
+    def write(self, chunk: Any) -> None:
+        got = self.got
+        end = got + len(chunk)
+        if self.into is not None and not self._skip and end <= self.length:
+            self.into[got:end] = chunk  # the common case: kept short, it runs per 16 KiB
+            self.got = end
+            return
+        view = memoryview(chunk)
+        if self._skip:
+            skipped = min(self._skip, len(view))
+            self._skip -= skipped
+            view = view[skipped:]
+        n = min(len(view), self.length - self.got)
+        if n <= 0:
+            return
+        if self.into is not None:
+            self.into[self.got:self.got + n] = view[:n]
+        else:
+            self.chunks.append(bytes(view[:n]))
+        self.got += n
+
+    def complete(self) -> bool:
+        return self.got >= self.length
+
+    def result(self) -> Any:
+        if self._owned is not None:
+            return self._owned
+        if self.into is not None:
+            return self.into
+        chunks = self.chunks
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+class _Changed(OSError):
+    """The object is not the version an open file pinned."""
+
+
+_CHANGED = "the object changed while it was open (ETag {} is now {}): reopen it"
+
+
+def _extent(status: int, headers: dict[str, str]) -> tuple[int, int, int]:
     """(first byte, length, total size) of a GET response."""
-    length = int(response.get("ContentLength", 0))
-    match = _CONTENT_RANGE.match(response.get("ContentRange") or "")
-    if match is None:  # a whole object (200)
+    length = int(headers.get("content-length", 0))
+    match = _CONTENT_RANGE.match(headers.get("content-range") or "")
+    if status != 206 or match is None:  # a whole object (200)
         return 0, length, length
     first, last, total = match.groups()
     return int(first), int(last) - int(first) + 1, int(total) if total != "*" else -1
@@ -109,50 +209,6 @@ def _unsatisfiable(exc: BaseException) -> int | None:
         match = _TOTAL.search(headers.get("content-range", ""))
         size = match.group(1) if match else -1
     return int(size)
-
-
-class _Progress:
-    """Bytes of the range received so far (kept when a read breaks off)."""
-
-    __slots__ = ("got", "chunks")
-
-    def __init__(self) -> None:
-        self.got = 0
-        self.chunks: list[bytes] = []
-
-
-def _read_body(body: Any, length: int, into: memoryview | None, progress: _Progress) -> None:
-    """Read the rest of ``body``: the bytes ``[progress.got, length)`` of the range."""
-    raw = getattr(body, "_raw_stream", None)
-    fp = getattr(raw, "_fp", None)
-    direct = isinstance(fp, http.client.HTTPResponse) and \
-        not raw.headers.get("content-encoding")
-    while progress.got < length:
-        got = progress.got
-        if into is not None:
-            if direct:
-                n = fp.readinto(into[got:length])
-            else:
-                data = body.read(min(length - got, 1 << 20))
-                n = len(data)
-                into[got:got + n] = data
-        else:
-            data = fp.read(length - got) if direct else body.read(min(length - got, 1 << 20))
-            n = len(data)
-            if n:
-                progress.chunks.append(data)
-        if n == 0:
-            raise _ShortBody(f"body ended after {got} of {length} bytes")
-        progress.got = got + n
-    if direct:
-        raw.release_conn()  # the connection goes back to the pool
-
-
-def _discard(body: Any) -> None:
-    try:
-        body.close()
-    except Exception:  # noqa: BLE001 - the connection is broken already
-        pass
 
 
 def _fail(attempts: Attempts, exc: BaseException, began: float, url: str) -> None:

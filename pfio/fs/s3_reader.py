@@ -15,6 +15,8 @@
   ``readinto``) or the result. ``read(0)`` sends nothing.
 * :meth:`S3Reader.read_at` and :meth:`S3Reader.read_tail` are single requests that leave
   the file position and the read-ahead alone; zip and tar archives on S3 use them.
+* The first response's ETag pins the object: every later GET sends ``If-Match``, and an
+  object replaced while the file is open raises ``OSError`` (see :mod:`pfio.fs.s3_get`).
 * A pickled reader is reopened at its position.
 """
 
@@ -27,10 +29,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .positions import seek_position
-from .s3_get import get_range
+from .s3_get import Got, get_range
 
 if TYPE_CHECKING:
-    from .s3 import S3
+    from .s3_connection import S3Connection
 
 
 @dataclass(frozen=True)
@@ -52,11 +54,12 @@ class S3Reader(io.BufferedIOBase):
 
     mode = "rb"
 
-    def __init__(self, fs: S3, key: str, options: ReadOptions = ReadOptions()) -> None:
+    def __init__(self, conn: S3Connection, key: str,
+                 options: ReadOptions = ReadOptions()) -> None:
         super().__init__()
-        self._fs = fs
+        self._conn = conn
         self._key = key
-        self.name = fs._url(key)
+        self.name = conn.url(key)
         self.options = options
         self._lock = threading.RLock()
         self._pos = 0
@@ -64,12 +67,15 @@ class S3Reader(io.BufferedIOBase):
         self._buf_start = 0
         self._ahead: dict[int, Future] = {}
         self._ahead_end = 0
+        self._spares: list[bytearray] = []  # read-ahead blocks to fill again
         if options.first_fetch < 0:
-            data, self._size = get_range(fs, key, options.first_fetch)
-            self._buf_start = max(0, self._size - len(data))
+            got = get_range(conn, key, options.first_fetch)
         else:
-            data, self._size = get_range(fs, key, 0, options.first_fetch)
-        self._buf = memoryview(data)
+            got = get_range(conn, key, 0, options.first_fetch)
+        self._size = got.size
+        self._etag = got.etag  # the version this file reads: later GETs send If-Match
+        self._buf_start = max(0, self._size - len(got.data)) if options.first_fetch < 0 else 0
+        self._buf = memoryview(got.data)
 
     # -- io.BufferedIOBase ---------------------------------------------------------------
 
@@ -162,7 +168,7 @@ class S3Reader(io.BufferedIOBase):
             return b""
         data = self._buffered(offset, size)
         if data is None:
-            data, _ = get_range(self._fs, self._key, offset, offset + size)
+            data = self._get(offset, offset + size).data
         return data
 
     def read_tail(self, size: int) -> tuple[int, bytes]:
@@ -174,21 +180,26 @@ class S3Reader(io.BufferedIOBase):
         start = max(0, self._size - size)
         data = self._buffered(start, self._size - start)
         if data is None:
-            data, total = get_range(self._fs, self._key, -size)
-            start = total - len(data)
+            got = self._get(-size)
+            data, start = got.data, got.size - len(got.data)
         return start, data
 
     # -- pickling ------------------------------------------------------------------------
 
     def __reduce__(self) -> tuple[Any, ...]:
         self._check_open()
-        return _reopen, (self._fs, self._key, self._pos, self.options)
+        return _reopen, (self._conn, self._key, self._pos, self.options)
 
     # -- internals -----------------------------------------------------------------------
 
     def _check_open(self) -> None:
         if self.closed:
             raise ValueError(f"I/O operation on closed file {self.name}")
+
+    def _get(self, start: int, stop: int | None = None,
+             into: memoryview | None = None) -> Got:
+        """A ranged GET of this file's version of the object."""
+        return get_range(self._conn, self._key, start, stop, into, etag=self._etag)
 
     def _buffered(self, offset: int, size: int) -> bytes | None:
         """The ``size`` bytes at ``offset`` when the buffer holds all of them, else None."""
@@ -235,21 +246,27 @@ class S3Reader(io.BufferedIOBase):
         if sequential:
             future = self._ahead.pop(pos, None)
             if future is not None:
-                data = future.result()
+                data = future.result().data
             else:  # fetches grow on a sequential run: 64 KiB, 128 KiB, ... one block
                 size = min(opts.block_size, max(opts.random_fetch, 2 * len(self._buf)))
-                data = get_range(self._fs, self._key, pos, pos + size)[0]
+                data = self._get(pos, pos + size).data
             self._set_buffer(pos, data)
             if future is not None or len(data) >= opts.block_size:
                 self._schedule(pos + len(data))
         else:
             self._drop_ahead()
             stop = pos + max(wanted, opts.random_fetch)
-            self._set_buffer(pos, get_range(self._fs, self._key, pos, stop)[0])
+            self._set_buffer(pos, self._get(pos, stop).data)
 
     def _set_buffer(self, start: int, data: Any) -> None:
         if not data:
             raise OSError(5, f"object shrank while being read at byte {start}", self.name)
+        old = self._buf.obj if isinstance(self._buf, memoryview) else None
+        if isinstance(old, bytearray) and len(old) == self.options.block_size and \
+                len(self._spares) < 2:
+            # a read-ahead block read to its end: no view of it is left (reads copy), so
+            # the next block is received into it, without faulting in fresh pages
+            self._spares.append(old)
         self._buf = memoryview(data)
         self._buf_start = start
 
@@ -257,10 +274,11 @@ class S3Reader(io.BufferedIOBase):
         """Keep ``readahead`` blocks in flight after ``start``."""
         opts = self.options
         nxt = max(start, self._ahead_end)
-        pool = self._fs._executor()
+        pool = self._conn.executor()
         while len(self._ahead) < opts.readahead and nxt < self._size:
             stop = min(self._size, nxt + opts.block_size)
-            self._ahead[nxt] = pool.submit(_fetch_bytes, self._fs, self._key, nxt, stop)
+            spare = self._spares.pop() if self._spares else bytearray(opts.block_size)
+            self._ahead[nxt] = pool.submit(self._get, nxt, stop, memoryview(spare))
             nxt = stop
         self._ahead_end = nxt
 
@@ -275,25 +293,20 @@ class S3Reader(io.BufferedIOBase):
         concurrently; the buffer is not used."""
         self._drop_ahead()
         block = self.options.block_size
-        pool = self._fs._executor()
+        pool = self._conn.executor()
         pos = self._pos
-        futures = [pool.submit(get_range, self._fs, self._key, pos + i,
-                               pos + min(i + block, len(target)), target[i:i + block])
+        futures = [pool.submit(self._get, pos + i, pos + min(i + block, len(target)),
+                               target[i:i + block])
                    for i in range(0, len(target), block)]
         done = 0
         for future in futures:
-            part, _ = future.result()
-            done += len(part)
+            done += len(future.result().data)
         if done != len(target):
             raise OSError(5, f"object shrank while being read at byte {pos}", self.name)
         return done
 
 
-def _fetch_bytes(fs: S3, key: str, start: int, stop: int) -> Any:
-    return get_range(fs, key, start, stop)[0]
-
-
-def _reopen(fs: S3, key: str, pos: int, options: ReadOptions) -> S3Reader:
-    reader = S3Reader(fs, key, options)
+def _reopen(conn: S3Connection, key: str, pos: int, options: ReadOptions) -> S3Reader:
+    reader = S3Reader(conn, key, options)
     reader.seek(pos)
     return reader

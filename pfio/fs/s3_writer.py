@@ -29,7 +29,7 @@ from .s3_errors import call
 from .writers import AtomicSink
 
 if TYPE_CHECKING:
-    from .s3 import S3
+    from .s3_connection import S3Connection
 
 logger = logging.getLogger(__name__)
 
@@ -45,11 +45,12 @@ def crc32_of(data: bytes | bytearray | memoryview) -> str:
 
 
 class S3Sink(AtomicSink):
-    """Writes ``key`` of ``fs``; see the module documentation."""
+    """Writes ``key`` through ``conn``; see the module documentation."""
 
-    def __init__(self, fs: S3, key: str, chunk_size: int, max_inflight: int = 4) -> None:
-        super().__init__(fs._url(key))
-        self._fs = fs
+    def __init__(self, conn: S3Connection, key: str, chunk_size: int,
+                 max_inflight: int = 4) -> None:
+        super().__init__(conn.url(key))
+        self._conn = conn
         self._key = key
         self.chunk_size = max(chunk_size, MIN_PART)
         self._buffer = bytearray()  # the part being filled
@@ -87,11 +88,10 @@ class S3Sink(AtomicSink):
         """Upload ``data`` as the next part in the background: a view of the caller's
         bytes is copied once a slot is free (so at most ``max_inflight`` parts exist), a
         filled buffer is handed over."""
-        fs = self._fs
+        conn = self._conn
         if self._upload_id is None:
-            response = call(fs._retry, "POST", self.name, lambda: fs._client().
-                            create_multipart_upload(Bucket=fs.bucket, Key=self._key,
-                                                    ChecksumAlgorithm="CRC32"))
+            response = call(conn.retry, "POST", self.name, lambda: conn.engine().
+                            create_multipart_upload(conn.bucket, self._key))
             self._upload_id = response["UploadId"]
         number = len(self._parts) + 1
         if number > MAX_PARTS:
@@ -102,43 +102,42 @@ class S3Sink(AtomicSink):
         self._slots.acquire()
         try:
             holder = [bytes(data) if isinstance(data, memoryview) else data]
-            future = fs._executor().submit(self._upload_part, number, holder)
+            future = conn.executor().submit(self._upload_part, number, holder)
         except BaseException:
             self._slots.release()
             raise
         self._parts.append(future)
 
     def _upload_part(self, number: int, holder: list[bytes | bytearray]) -> dict[str, Any]:
-        fs = self._fs
+        conn = self._conn
         chunk = holder.pop()  # the request below holds the only reference: freed before
         size = len(chunk)     # the slot is
         checksum = crc32_of(chunk)
-        request = functools.partial(fs._client().upload_part, Bucket=fs.bucket, Key=self._key,
-                                    UploadId=self._upload_id, PartNumber=number, Body=chunk,
-                                    ChecksumCRC32=checksum)
+        request = functools.partial(conn.engine().upload_part, conn.bucket, self._key,
+                                    self._upload_id, number, chunk, checksum)
         del chunk
         try:
-            response = call(fs._retry, "PUT", self.name, request, nbytes=lambda _: size)
+            response = call(conn.retry, "PUT", self.name, request, nbytes=lambda _: size)
             return {"PartNumber": number, "ETag": response["ETag"], "ChecksumCRC32": checksum}
         finally:
             del request
             self._slots.release()
 
     def _commit(self) -> None:
-        fs = self._fs
+        conn = self._conn
+        engine = conn.engine()
         if self._upload_id is None:
             body = self._take_buffer()
             checksum = crc32_of(body)
-            call(fs._retry, "PUT", self.name, lambda: fs._client().put_object(
-                Bucket=fs.bucket, Key=self._key, Body=body, ChecksumCRC32=checksum),
-                nbytes=lambda _: len(body))
+            call(conn.retry, "PUT", self.name,
+                 lambda: engine.put_object(conn.bucket, self._key, body, checksum),
+                 nbytes=lambda _: len(body))
             return
         if self._buffer:
             self._send_part(self._take_buffer())
         parts = [future.result() for future in self._parts]
-        call(fs._retry, "POST", self.name, lambda: fs._client().complete_multipart_upload(
-            Bucket=fs.bucket, Key=self._key, UploadId=self._upload_id,
-            MultipartUpload={"Parts": parts}))
+        call(conn.retry, "POST", self.name, lambda: engine.complete_multipart_upload(
+            conn.bucket, self._key, self._upload_id, parts))
 
     def _discard(self) -> None:
         self._take_buffer()
@@ -152,9 +151,9 @@ class S3Sink(AtomicSink):
                     future.result()
                 except Exception:  # noqa: BLE001 - the upload is being thrown away
                     pass
-        fs = self._fs
+        conn = self._conn
         try:
-            call(fs._retry, "DELETE", self.name, lambda: fs._client().abort_multipart_upload(
-                Bucket=fs.bucket, Key=self._key, UploadId=self._upload_id))
+            call(conn.retry, "DELETE", self.name, lambda: conn.engine().abort_multipart_upload(
+                conn.bucket, self._key, self._upload_id))
         except OSError as exc:
             logger.warning("could not abort the multipart upload of %s: %s", self.name, exc)

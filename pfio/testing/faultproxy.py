@@ -9,6 +9,8 @@ runs, these faults can be set (and changed) at any time:
 * ``cut_next(k, after_bytes)``: for the next ``k`` responses whose body is longer than
   ``after_bytes``, send the head and the first ``after_bytes`` bytes of the body, then
   close the connection;
+* ``ignore_range_next(k, skip=0)``: after ``skip`` more ranged requests, forward the next
+  ``k`` ones without their ``Range`` header (the server answers 200, the whole object);
 * ``latency`` (seconds): wait before forwarding each request.
 
 It counts requests (``requests``, ``methods``), response body bytes sent to clients
@@ -137,6 +139,8 @@ class FaultProxy:
             self._fail_code = "SlowDown"
             self._cut_left = 0
             self._cut_after = 0
+            self._unrange_skip = 0
+            self._unrange_left = 0
             self.latency = 0.0
 
     def fail_next(self, k: int, status: int = 503, code: str = "SlowDown") -> None:
@@ -149,6 +153,12 @@ class FaultProxy:
         that are longer than that."""
         with self._lock:
             self._cut_left, self._cut_after = k, after_bytes
+
+    def ignore_range_next(self, k: int, skip: int = 0) -> None:
+        """After ``skip`` more requests with a ``Range`` header, send the next ``k`` ones
+        upstream without it (as a server that ignores ranges: the whole object, 200)."""
+        with self._lock:
+            self._unrange_skip, self._unrange_left = skip, k
 
     # -- lifetime -----------------------------------------------------------------------
 
@@ -210,6 +220,8 @@ class FaultProxy:
                     body = reader.exactly(int(headers.get("content-length", 0)))
                 if self._inject_error(client, method, len(body)):
                     continue
+                if "range" in headers:
+                    head = self._maybe_unrange(head)
                 if self.latency:
                     time.sleep(self.latency)
                 if upstream is None:
@@ -243,6 +255,17 @@ class FaultProxy:
             f"HTTP/1.1 {status} Injected\r\nContent-Type: application/xml\r\n"
             f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
         return True
+
+    def _maybe_unrange(self, head: bytes) -> bytes:
+        with self._lock:
+            if self._unrange_skip > 0:
+                self._unrange_skip -= 1
+                return head
+            if self._unrange_left <= 0:
+                return head
+            self._unrange_left -= 1
+        lines = head.split(b"\r\n")
+        return b"\r\n".join(ln for ln in lines if not ln.lower().startswith(b"range:"))
 
     def _relay_response(self, client: socket.socket, up: _Stream, method: str) -> bool:
         """Relay one response; False when the client connection must end."""

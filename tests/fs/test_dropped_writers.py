@@ -24,6 +24,12 @@ def s3_server(moto_server):
     return moto_server
 
 
+@pytest.fixture
+def s3_engine() -> None:
+    """The default engine: what is tested is the writers' machinery, not the engine."""
+    return None
+
+
 @pytest.fixture(params=["local", "mem", "s3"])
 def fs(request: pytest.FixtureRequest, tmp_path) -> Iterator[FS]:
     if request.param == "local":

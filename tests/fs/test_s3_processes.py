@@ -31,7 +31,8 @@ def dataset(s3_env: str, s3_bucket: str) -> tuple[S3, dict[str, str]]:
     # explicit credentials travel with the pickled filesystem (a forkserver started
     # earlier in the session has the environment of that time)
     fs = S3(s3_bucket, aws_access_key_id=os.environ["AWS_ACCESS_KEY_ID"],
-            aws_secret_access_key=os.environ["AWS_SECRET_ACCESS_KEY"])
+            aws_secret_access_key=os.environ["AWS_SECRET_ACCESS_KEY"],
+            engine=os.environ["PFIO_S3_ENGINE"])
     digests = {}
     for i in range(16):
         data = os.urandom(10_000 + i * 997)
@@ -44,7 +45,9 @@ def dataset(s3_env: str, s3_bucket: str) -> tuple[S3, dict[str, str]]:
 @pytest.mark.parametrize("method", ["fork", "spawn", "forkserver"])
 def test_workers_read_through_one_pickled_fs(dataset, method: str) -> None:
     fs, digests = dataset
-    fs.stat("items/00.bin")  # the parent's client exists before the workers start
+    fs.stat("items/00.bin")  # the parent's client and engine exist before the workers
+    with fs.open("items/00.bin") as f:  # start
+        f.read()
     ctx = multiprocessing.get_context(method)
     keys = sorted(digests)
     with ctx.Pool(4, initializer=_init_worker, initargs=(fs,)) as pool:
@@ -73,3 +76,31 @@ def test_threads_share_one_reader_through_read_at(dataset) -> None:
         with ThreadPoolExecutor(8) as pool:
             parts = list(pool.map(lambda s: f.read_at(*s), spans))
     assert parts == [whole[o:o + n] for o, n in spans]
+
+
+class _Items:
+    """A map-style dataset of the objects of one S3 filesystem."""
+
+    def __init__(self, fs: S3, keys: list[str]) -> None:
+        self.fs = fs
+        self.keys = keys
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __getitem__(self, i: int) -> str:
+        with self.fs.open(self.keys[i]) as f:
+            return hashlib.sha256(f.read()).hexdigest()
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn", "forkserver"])
+def test_dataloader_workers_after_the_parent_read(dataset, method: str) -> None:
+    torch_data = pytest.importorskip("torch.utils.data")
+    fs, digests = dataset
+    keys = sorted(digests)
+    items = _Items(fs, keys)
+    assert items[0] == digests[keys[0]]  # the parent's engine is in use before the fork
+    loader = torch_data.DataLoader(items, batch_size=4, num_workers=2,
+                                   multiprocessing_context=method)
+    got = [digest for batch in loader for digest in batch]
+    assert got == [digests[k] for k in keys]

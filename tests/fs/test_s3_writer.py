@@ -103,11 +103,8 @@ def _checksum_headers(fs: S3) -> list[tuple[str, str | None]]:
     """The (method, x-amz-checksum-crc32 header) of each request ``fs`` sends from now on."""
     seen: list[tuple[str, str | None]] = []
 
-    def before_send(request, **_) -> None:
-        value = request.headers.get("x-amz-checksum-crc32")
-        seen.append((request.method, value.decode() if isinstance(value, bytes) else value))
-
-    fs._client().meta.events.register("before-send.s3", before_send)
+    fs.connection.add_request_hook(lambda method, path, headers: seen.append(
+        (method, headers.get("x-amz-checksum-crc32"))))
     return seen
 
 

@@ -44,7 +44,8 @@ def test_closing_an_archive_view_releases_the_file_and_the_archive_reads_on(arch
 def test_an_s3_view_shares_the_thread_pool():
     fs = S3("bkt", endpoint="http://127.0.0.1:1")
     view = fs.subfs("prefix")
-    assert view._executor() is fs._executor()
+    assert view.connection is fs.connection
+    assert view.connection.executor() is fs.connection.executor()
     assert view.root == "prefix"
     fs.close()
 

@@ -160,7 +160,6 @@ def test_http_cached_fs_over_s3(s3_env, s3_bucket):
 # -- S3 under moto's mock_aws (in-process) ---------------------------------------------------
 
 _MOCK_BUCKET = "pfio2-mock-aws"
-_ENGINE_FIX = pytest.mark.xfail(strict=False, reason="needs #15 engine fix")
 
 
 @pytest.fixture
@@ -177,7 +176,6 @@ def mock_s3(monkeypatch):
         yield f"s3://{_MOCK_BUCKET}"
 
 
-@_ENGINE_FIX
 def test_mock_aws_write_read_list(mock_s3):
     with pfio.v2.from_url(f"{mock_s3}/base") as fs:
         with fs.open("d/a.bin", "wb") as f:
@@ -188,7 +186,6 @@ def test_mock_aws_write_read_list(mock_s3):
         assert fs.stat("d/a.bin").size == 6
 
 
-@_ENGINE_FIX
 def test_mock_aws_zip_members(mock_s3):
     with pfio.v2.from_url(mock_s3) as fs:
         with fs.open("t.zip", "wb") as f:

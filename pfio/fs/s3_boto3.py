@@ -1,0 +1,98 @@
+"""The ``boto3`` engine of S3: the data path through botocore.
+
+botocore spends a few milliseconds of CPU per request, so this engine is not the default
+where ``awscrt`` is installed; it is the one moto's in-process ``mock_aws`` intercepts, and
+it follows every botocore setting. Bodies are read straight into the caller's buffer where
+urllib3 allows it.
+"""
+
+from __future__ import annotations
+
+import http.client
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .s3_connection import BodySink, RequestHook, S3Connection
+
+
+class Boto3Engine:
+    """S3's data path over the botocore client of ``connection``."""
+
+    def __init__(self, connection: S3Connection, hooks: list[RequestHook]) -> None:
+        self._client = connection.client()  # its before-send event calls the hooks
+
+    def get(self, bucket: str, key: str, rng: str, if_match: str | None,
+            sink: BodySink) -> None:
+        kwargs = {"IfMatch": if_match} if if_match else {}
+        response = self._client.get_object(Bucket=bucket, Key=key, Range=rng, **kwargs)
+        meta = response["ResponseMetadata"]
+        body = response["Body"]
+        try:
+            sink.begin(meta["HTTPStatusCode"], meta.get("HTTPHeaders", {}))
+            _read_body(body, sink)
+        except BaseException:
+            _discard(body)
+            raise
+
+    def put_object(self, bucket: str, key: str, body: Any, crc32: str) -> dict[str, Any]:
+        return self._client.put_object(Bucket=bucket, Key=key, Body=_payload(body),
+                                ChecksumCRC32=crc32)
+
+    def create_multipart_upload(self, bucket: str, key: str) -> dict[str, Any]:
+        return self._client.create_multipart_upload(
+            Bucket=bucket, Key=key, ChecksumAlgorithm="CRC32")
+
+    def upload_part(self, bucket: str, key: str, upload_id: str, number: int, body: Any,
+                    crc32: str) -> dict[str, Any]:
+        return self._client.upload_part(Bucket=bucket, Key=key, UploadId=upload_id,
+                                        PartNumber=number, Body=_payload(body),
+                                        ChecksumCRC32=crc32)
+
+    def complete_multipart_upload(self, bucket: str, key: str, upload_id: str,
+                                  parts: list[dict[str, Any]]) -> dict[str, Any]:
+        return self._client.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id,
+                                               MultipartUpload={"Parts": parts})
+
+    def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:
+        return self._client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
+
+    def close(self) -> None:
+        """Nothing to do: the botocore client belongs to the connection."""
+
+
+def _payload(body: Any) -> Any:
+    """``body`` as botocore takes it: ``bytes`` (botocore and moto's ``mock_aws`` treat
+    any other non-file object, such as a ``bytearray``, as a dict of form fields)."""
+    return body if isinstance(body, bytes) else bytes(body)
+
+
+def _read_body(body: Any, sink: BodySink) -> None:
+    """Read ``body`` into ``sink`` until it has all it wants (a short body raises)."""
+    raw = getattr(body, "_raw_stream", None)
+    fp = getattr(raw, "_fp", None)
+    direct = isinstance(fp, http.client.HTTPResponse) and \
+        not raw.headers.get("content-encoding")
+    while not sink.complete():
+        target = sink.target() if direct else None
+        if target is not None:
+            n = fp.readinto(target)
+            if n:
+                sink.advance(n)
+        else:
+            data = body.read(1 << 20)
+            n = len(data)
+            if n:
+                sink.write(data)
+        if n == 0:
+            raise http.client.IncompleteRead(b"", None)
+    if direct and fp.length in (0, None):
+        raw.release_conn()  # the connection goes back to the pool
+    else:
+        _discard(body)  # bytes the sink did not want are left: the connection is dropped
+
+
+def _discard(body: Any) -> None:
+    try:
+        body.close()
+    except Exception:  # noqa: BLE001 - the connection is broken already
+        pass

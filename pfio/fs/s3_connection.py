@@ -1,0 +1,341 @@
+"""``S3Connection``: what the readers and writers of one S3 filesystem talk to.
+
+One connection object holds, per process: the engine that moves the bytes (a native
+``awscrt`` HTTP client by default, botocore with ``engine="boto3"``), the botocore client
+for listing, HEAD, DELETE and copies, the pool of background threads, the retry policy and
+the URL of a key. It is created lazily in each process (a forked child, a spawned or
+forkserver worker all make their own engine), so it may be pickled with the filesystem and
+its open readers.
+
+The engine is chosen by ``S3(engine=...)``, else ``$PFIO_S3_ENGINE``, else ``"crt"`` where
+``awscrt`` is installed, else ``"boto3"``; ``"boto3"`` is always used while moto's
+in-process ``mock_aws`` is active (it intercepts botocore, which a native engine bypasses).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+from urllib.parse import unquote, urlsplit
+
+from .s3_errors import RetryPolicy, call
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: engine name -> ``module:class`` (imported when first used)
+ENGINES = {"crt": "pfio.fs.s3_crt:CrtEngine", "boto3": "pfio.fs.s3_boto3:Boto3Engine"}
+
+#: ``hook(method, path, headers)``, called before each request is sent (``path`` is
+#: ``/bucket/key``, the header names are lower-case)
+RequestHook = Callable[[str, str, "dict[str, str]"], None]
+
+
+class BodySink(Protocol):
+    """Where an engine delivers the response of a GET."""
+
+    def begin(self, status: int, headers: dict[str, str]) -> None:
+        """The status and the (lower-case) headers of a successful response."""
+
+    def target(self) -> memoryview | None:
+        """The buffer the next body bytes may be read straight into, else None."""
+
+    def advance(self, n: int) -> None:
+        """``n`` bytes were read into :meth:`target`."""
+
+    def write(self, chunk: Any) -> None:
+        """The next piece of the body."""
+
+    def complete(self) -> bool:
+        """True once every byte wanted has arrived."""
+
+
+class Engine(Protocol):
+    """The data path of S3: what :mod:`pfio.fs.s3_get` and :mod:`pfio.fs.s3_writer` call.
+
+    An engine is made by ``Engine(connection, hooks)``: it may use the connection's
+    settings, botocore client and session (not its bucket: engines are shared by the
+    buckets of a process with equal settings) and calls each ``hook(method, path, headers)``
+    of ``hooks`` before it sends a request itself. Errors are raised as botocore's
+    ``ClientError`` or exceptions with the same ``response`` shape
+    (:class:`pfio.fs.s3_errors.ServerError`), or as connection errors;
+    :mod:`pfio.fs.s3_errors` retries and translates them. The other requests answer as
+    botocore does: a dict with ``ResponseMetadata`` (``HTTPStatusCode``) and the fields
+    pfio reads (``ETag`` of a part, ``UploadId``).
+    """
+
+    def get(self, bucket: str, key: str, rng: str, if_match: str | None,
+            sink: BodySink) -> None: ...
+
+    def put_object(self, bucket: str, key: str, body: Any, crc32: str) -> dict[str, Any]: ...
+
+    def create_multipart_upload(self, bucket: str, key: str) -> dict[str, Any]: ...
+
+    def upload_part(self, bucket: str, key: str, upload_id: str, number: int, body: Any,
+                    crc32: str) -> dict[str, Any]: ...
+
+    def complete_multipart_upload(self, bucket: str, key: str, upload_id: str,
+                                  parts: list[dict[str, Any]]) -> dict[str, Any]: ...
+
+    def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:
+        ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class S3Settings:
+    """How to reach S3 (hashable: connections are shared by equal settings)."""
+
+    endpoint: str | None = None
+    region: str | None = None
+    profile: str | None = None
+    aws_access_key_id: str | None = field(default=None, repr=False)
+    aws_secret_access_key: str | None = field(default=None, repr=False)
+    aws_session_token: str | None = field(default=None, repr=False)
+    connect_timeout: float = 5
+    read_timeout: float = 10
+    max_pool_connections: int = 32
+    addressing_style: str | None = None
+    engine: str | None = None
+
+    def secrets(self) -> dict[str, str | None]:
+        return {"aws_access_key_id": self.aws_access_key_id,
+                "aws_secret_access_key": self.aws_secret_access_key,
+                "aws_session_token": self.aws_session_token}
+
+    def path_style(self) -> bool:
+        """Path-style addressing (``endpoint/bucket/key``): the default with an endpoint."""
+        if self.addressing_style in ("path", "virtual"):
+            return self.addressing_style == "path"
+        return self.endpoint is not None
+
+
+def mock_aws_active() -> bool:
+    """True while moto's in-process ``mock_aws`` intercepts botocore."""
+    models = sys.modules.get("moto.core.models")
+    stubber = getattr(models, "botocore_stubber", None)
+    return bool(getattr(stubber, "enabled", False))
+
+
+def requested_engine(requested: str | None) -> str | None:
+    """``requested``, else ``$PFIO_S3_ENGINE``, else None (the default), checked.
+
+    Raises:
+        ValueError: an unknown engine name.
+    """
+    name = requested or os.environ.get("PFIO_S3_ENGINE") or None
+    if name is not None and name not in ENGINES:
+        raise ValueError(f"unknown S3 engine {name!r}; known: {', '.join(sorted(ENGINES))}")
+    return name
+
+
+def engine_name(requested: str | None) -> str:
+    """The engine to use now: ``"boto3"`` while ``mock_aws`` is active, else ``requested``,
+    else ``"crt"`` where ``awscrt`` is installed, else ``"boto3"``."""
+    if mock_aws_active():
+        return "boto3"
+    return requested or _default_engine()
+
+
+@functools.cache
+def _default_engine() -> str:
+    try:
+        import awscrt  # noqa: F401
+    except ImportError:
+        return "boto3"
+    return "crt"
+
+
+class _Transport:
+    """The engine, botocore client and request hooks of one process for one set of
+    settings (shared by the connections of all buckets with those settings)."""
+
+    def __init__(self, settings: S3Settings) -> None:
+        self.settings = settings
+        self.lock = threading.RLock()  # an engine's factory may make the client
+        self.engines: dict[str, Engine] = {}
+        self.client: Any = None
+        self.hooks: list[RequestHook] = []
+
+
+_transports: tuple[int, dict[S3Settings, _Transport], threading.Lock] = \
+    (os.getpid(), {}, threading.Lock())
+
+
+#: the transports of the parent processes, in a forked child: kept, never finalized (the
+#: native engine's destructors would wait for event-loop threads that only the parent has)
+_inherited: list[dict[S3Settings, _Transport]] = []
+
+
+def _transport(settings: S3Settings) -> _Transport:
+    """This process's transport for ``settings`` (none survive a fork)."""
+    global _transports
+    if _transports[0] != os.getpid():
+        _inherited.append(_transports[1])
+        _transports = (os.getpid(), {}, threading.Lock())
+    table, lock = _transports[1], _transports[2]
+    transport = table.get(settings)
+    if transport is None:
+        with lock:
+            transport = table.setdefault(settings, _Transport(settings))
+    return transport
+
+
+class S3Connection:
+    """The transport of one bucket (see the module documentation).
+
+    Args:
+        bucket: the bucket.
+        settings: endpoint, credentials, timeouts, engine.
+        retry: how requests are retried.
+    """
+
+    def __init__(self, bucket: str, settings: S3Settings, retry: RetryPolicy) -> None:
+        self.bucket = bucket
+        self.settings = settings
+        self.retry = retry
+        self._reset()
+
+    def _reset(self) -> None:
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+        self._executor: ThreadPoolExecutor | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"bucket": self.bucket, "settings": self.settings, "retry": self.retry}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._reset()
+
+    def __repr__(self) -> str:
+        return f"S3Connection(bucket={self.bucket!r}, endpoint={self.settings.endpoint!r})"
+
+    # -- names ---------------------------------------------------------------------------
+
+    def url(self, key: str) -> str:
+        """``s3://bucket/key``: how errors and logs name ``key``."""
+        return f"s3://{self.bucket}/{key}"
+
+    # -- per-process parts ----------------------------------------------------------------
+
+    @property
+    def engine_name(self) -> str:
+        """The name of the engine this process uses."""
+        return engine_name(self.settings.engine)
+
+    def engine(self) -> Engine:
+        """This process's engine (made on first use; see :func:`engine_name`)."""
+        name = engine_name(self.settings.engine)
+        transport = _transport(self.settings)
+        engine = transport.engines.get(name)
+        if engine is None:
+            with transport.lock:
+                engine = transport.engines.get(name)
+                if engine is None:
+                    module, _, cls = ENGINES[name].partition(":")
+                    factory = getattr(importlib.import_module(module), cls)
+                    engine = transport.engines[name] = factory(self, transport.hooks)
+                    logger.debug("S3 engine %s for %s", name, self)
+        return engine
+
+    def client(self) -> Any:
+        """This process's botocore client (listing, HEAD, DELETE, copies; made on first
+        use)."""
+        transport = _transport(self.settings)
+        if transport.client is None:
+            with transport.lock:
+                if transport.client is None:
+                    client = _make_client(self.settings)
+                    client.meta.events.register(
+                        "before-send.s3", functools.partial(_before_send, transport))
+                    transport.client = client
+        return transport.client
+
+    def session(self) -> Any:
+        """The boto3 session of :meth:`client` (its credential chain and region)."""
+        return self.client()._pfio_session
+
+    def executor(self) -> ThreadPoolExecutor:
+        """This connection's background threads in this process (read-ahead, part
+        uploads)."""
+        if self._pid != os.getpid():  # a forked child: the parent's threads are gone
+            self._reset()
+        if self._executor is None:
+            with self._lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(
+                        max(2, self.settings.max_pool_connections // 2),
+                        thread_name_prefix=f"pfio-s3-{self.bucket}")
+        return self._executor
+
+    def close(self) -> None:
+        """Stop the background threads (they are made again when used)."""
+        if self._pid != os.getpid():
+            return
+        with self._lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True)
+
+    # -- requests ------------------------------------------------------------------------
+
+    def call(self, method: str, key: str, operation: str, **kwargs: Any) -> Any:
+        """One botocore call on the bucket, with retries, errors as builtin exceptions."""
+        client = self.client()
+        return call(self.retry, method, self.url(key),
+                    lambda: getattr(client, operation)(Bucket=self.bucket, **kwargs))
+
+    def add_request_hook(self, hook: RequestHook) -> None:
+        """Call ``hook(method, path, headers)`` before every request this process sends
+        with these settings, whatever the engine (retries included; ``path`` is
+        ``/bucket/key``; header names are lower-case)."""
+        _transport(self.settings).hooks.append(hook)
+
+
+def _before_send(transport: _Transport, request: Any, **_: Any) -> None:
+    """botocore's ``before-send`` event: the request hooks."""
+    if not transport.hooks:
+        return
+    parts = urlsplit(request.url)
+    path = unquote(parts.path)
+    if not transport.settings.path_style():
+        path = "/" + parts.hostname.split(".", 1)[0] + path
+    headers = {name.lower(): value.decode() if isinstance(value, bytes) else value
+               for name, value in request.headers.items()}
+    for hook in transport.hooks:
+        hook(request.method, path, headers)
+
+
+def _make_client(settings: S3Settings) -> Any:
+    import boto3
+    from botocore.config import Config
+
+    session = boto3.session.Session(profile_name=settings.profile,
+                                    region_name=settings.region, **settings.secrets())
+    config = Config(
+        connect_timeout=settings.connect_timeout, read_timeout=settings.read_timeout,
+        retries={"total_max_attempts": 1},  # pfio.fs.s3_errors retries, resuming bodies
+        max_pool_connections=settings.max_pool_connections,
+        request_checksum_calculation="when_required",
+        response_checksum_validation="when_required",
+        s3={"addressing_style": "path" if settings.path_style() else "virtual"},
+    )
+    client = session.client("s3", endpoint_url=settings.endpoint, config=config)
+    client._pfio_session = session
+    return client
+
+
+__all__ = ["S3Connection", "S3Settings", "Engine", "BodySink", "engine_name",
+           "requested_engine",
+           "mock_aws_active", "ENGINES"]
