@@ -27,6 +27,10 @@ BASELINES: dict[str, list[str]] = {
     "pfio210": ["pfio==2.10.0", "boto3", "numpy"],
     "pfio210-torch": ["pfio==2.10.0", "boto3", "numpy", "torch==2.13.0", "pillow"],
     "s3fs": ["s3fs", "boto3"],
+    # the S3 clients that pfio's S3 engine is measured against (bench_s3, s3_clients)
+    "boto3": ["boto3"],
+    "obstore": ["obstore==0.12.1"],
+    "s3torchconnectorclient": ["s3torchconnectorclient==1.5.0"],
     # petastorm 0.13.1 (its last release) reads through pyarrow's legacy dataset API, gone
     # after pyarrow 10, with the synchronous s3fs 0.4.2; it needs NumPy 1 and setuptools < 70
     "petastorm": ["petastorm==0.13.1", "pyarrow==10.0.1", "numpy==1.26.4", "pandas==2.0.3",
@@ -128,17 +132,25 @@ def run_in_baseline(name: str, code: str, env: dict[str, str] | None = None,
                     timeout: float = 600) -> dict:
     """Run ``code`` with baseline ``name``'s interpreter; the code prints one JSON object
     on its last line of output, which is returned."""
-    python = baseline_python(name)
+    return run_script(baseline_python(name), code, env, timeout, label=f"baseline {name}")
+
+
+def run_script(python: Path, code: str, env: dict[str, str] | None = None,
+               timeout: float = 600, keep_pythonpath: bool = False,
+               label: str = "script") -> dict:
+    """Run ``code`` with interpreter ``python`` in a process of its own (``PYTHONPATH``
+    removed unless ``keep_pythonpath``; ``env`` added); the code prints one JSON object on
+    its last line of output, which is returned."""
+    environ = dict(os.environ) if keep_pythonpath else _without_pythonpath(os.environ)
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as script:
         script.write(textwrap.dedent(code))
     try:
         out = subprocess.run(
             [str(python), script.name], check=True, capture_output=True, text=True,
-            env={**_without_pythonpath(os.environ), **(env or {})}, timeout=timeout,
-            cwd=tempfile.gettempdir(),
+            env={**environ, **(env or {})}, timeout=timeout, cwd=tempfile.gettempdir(),
         )
     except subprocess.CalledProcessError as exc:
-        raise RuntimeError(f"baseline {name} failed:\n{exc.stderr}") from exc
+        raise RuntimeError(f"{label} failed:\n{exc.stderr}") from exc
     finally:
         os.unlink(script.name)
     return json.loads(out.stdout.strip().splitlines()[-1])
