@@ -61,11 +61,13 @@ free_port() {  # a TCP port of 127.0.0.1 that nothing listens on now
 # retry SECONDS COMMAND...: run COMMAND until it succeeds, every half second, for at most
 # SECONDS; the output of the last try is shown when it never succeeds.
 retry() {
-    local seconds=$1 out
+    local seconds=$1 out tries=0
     shift
     local deadline=$((SECONDS + seconds))
     while :; do
+        tries=$((tries + 1))
         if out=$("$@" 2>&1); then
+            [ "$tries" -gt 1 ] && log "$1: ready after $tries tries"
             [ -n "$out" ] && echo "$out"
             return 0
         fi
