@@ -265,7 +265,7 @@ def run(quick: bool) -> list[Row]:
         endpoint, credentials = ceph
         os.environ.update(credentials)
         data = store_data(endpoint, quick)
-        found += rows(measure(endpoint, credentials, data, 1 if quick else 2), data, "Ceph RGW")
+        found += rows(measure(endpoint, credentials, data, 1 if quick else 3), data, "Ceph RGW")
         found += _zip_members(endpoint, quick, credentials, " (Ceph RGW)")
         os.environ.update(CREDENTIALS)
     return found

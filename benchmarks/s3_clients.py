@@ -8,10 +8,11 @@ Every client runs the same three workloads, each timed in the client's process:
   client's CPU time (user + system of its whole process, native threads included) per GET;
 * ``ranges``: 8 threads read random 64 KiB ranges: the data of the members of a stored zip
   (pfio opens the zip and reads members; the others GET the same byte ranges): reads/s;
-* ``sequential``: one large object read front to back in 8 MiB pieces: MB/s.
+* ``sequential``: one large object read front to back in 8 MiB pieces, 3 times: MB/s of the
+  fastest read.
 
 The clients take turns (pfio, boto3, obstore, s3torchconnectorclient, then again), each
-keeping its best turn, so that a busy moment of a shared machine hurts them alike.
+keeping its best figures, so that a busy moment of a shared machine hurts them alike.
 """
 
 from __future__ import annotations
@@ -123,9 +124,12 @@ DRIVER = """
         ranges = timed(member, NAMES, RANGE_BYTES)
     else:
         ranges = timed(lambda r: get_range(ZIP, *r), RANGES, RANGE_BYTES)
-    start = time.perf_counter()
-    assert sequential(BIG) == BIG_BYTES
-    megabytes = BIG_BYTES / MIB / (time.perf_counter() - start)
+    fastest = float("inf")
+    for _ in range(SEQUENTIAL_READS):  # one read is short: a busy moment would decide it
+        start = time.perf_counter()
+        assert sequential(BIG) == BIG_BYTES
+        fastest = min(fastest, time.perf_counter() - start)
+    megabytes = BIG_BYTES / MIB / fastest
     print(json.dumps({"version": VERSION, "objects": objects, "ranges": ranges,
                       "sequential": megabytes}))
 """
@@ -186,7 +190,7 @@ def _program(client: str, endpoint: str, data: Data) -> str:
     settings = f"""
         BUCKET, ENDPOINT = {data.bucket!r}, {endpoint!r}
         ZIP, BIG = {data.zip_key!r}, {data.big_key!r}
-        THREADS, CHUNK, MIB = {THREADS}, {8 * MIB}, {MIB}
+        THREADS, CHUNK, MIB, SEQUENTIAL_READS = {THREADS}, {8 * MIB}, {MIB}, 3
         KEYS, NAMES, RANGES = {data.keys!r}, {data.members!r}, {data.ranges!r}
         OBJECT_BYTES = {len(data.keys) * data.object_size}
         RANGE_BYTES = {sum(length for _, length in data.ranges)}
