@@ -12,6 +12,10 @@
 # The monitor speaks msgr v1 only, so its address says so ("v1:"): an address without a type on
 # a port other than 6789 would be taken for a v2 one, which the daemons do not speak.
 #
+# The OSD keeps objects in memory (memstore), up to 8 GiB; what an overwrite or a delete frees
+# is collected within a minute (Ceph's default waits 2 hours, and repeated benchmarks filled
+# the store: a full OSD makes every write wait forever).
+#
 # Every port is a free one, so that gateways in different DIRs run side by side: the monitor
 # and the gateway (unless PORT is given) take a port the kernel reports free, the manager and
 # the OSD bind the first free ones of Ceph's own range (6800-7300). A start that fails (a port
@@ -116,7 +120,7 @@ keyring = $DIR/keyring
 osd objectstore = memstore
 osd class update on start = false
 osd crush update on start = false
-memstore device bytes = 2147483648
+memstore device bytes = 8589934592
 osd pool default pg num = 8
 osd pool default pgp num = 8
 mon max pg per osd = 1000
@@ -135,6 +139,8 @@ osd data = $DIR/osd/0
 rgw data = $DIR/rgw
 rgw frontends = beast endpoint=127.0.0.1:$rgw_port tcp_nodelay=1
 rgw dns name = 127.0.0.1
+rgw gc obj min wait = 10
+rgw gc processor period = 30
 CONF
 }
 
