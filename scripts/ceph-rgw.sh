@@ -105,6 +105,7 @@ auth cluster required = none
 auth service required = none
 auth client required = none
 ms bind msgr2 = false
+public network = 127.0.0.0/8
 osd pool default size = 1
 osd pool default min size = 1
 mon allow pool size one = true
