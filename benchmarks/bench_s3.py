@@ -16,6 +16,13 @@ with any client measured.
    (target >= 0.9x; moto's time to complete an upload varies from run to run), and the peak
    memory of the writer (tracemalloc peak of the write minus that of the same
    ``copyfileobj`` into a discarding sink) against the configured part buffers.
+4. When a Ceph RADOS Gateway runs (``scripts/ceph-rgw.sh start``; ``PFIO_TEST_CEPH_*`` in the
+   environment, else ``PFIO_CEPH_ENV``, default ``/tmp/pfio-ceph/env``): pfio (its default
+   S3 engine, or ``PFIO_S3_ENGINE``) against boto3, obstore 0.12 and s3torchconnectorclient
+   1.5 on it (see :mod:`s3_clients`): 1,000 objects of 100 KiB (objects/s, target >= 1.0x
+   s3torchconnectorclient and >= 0.85x obstore; client CPU per GET <= 1.0 ms), 1,000 random
+   64 KiB zip members / ranges (same targets) and a 256 MiB object read sequentially
+   (>= 0.9x obstore); and item 2 again.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness import Row, best_of, ceph_endpoint, main, run_in_baseline  # noqa: E402
+from s3_clients import measure, rows, store_data  # noqa: E402
 
 from pfio.fs.s3 import S3  # noqa: E402
 from pfio.testing.faultproxy import FaultProxy  # noqa: E402
@@ -66,9 +74,12 @@ def _many_objects(endpoint: str, quick: bool) -> list[Row]:
     fs = S3("many", endpoint=endpoint, create_bucket=True)
     payload = os.urandom(size)
     keys = [f"obj/{i:05d}" for i in range(count)]
+    def put(key: str) -> None:
+        with fs.open(key, "wb") as f:
+            f.write(payload)
+
     with ThreadPoolExecutor(8) as pool:
-        list(pool.map(lambda k: fs._client().put_object(Bucket="many", Key=k, Body=payload),
-                      keys))
+        list(pool.map(put, keys))
 
     def read(key: str) -> int:
         with fs.open(key) as f:
@@ -215,21 +226,23 @@ def _sequential(endpoint: str, quick: bool) -> list[Row]:
 
 
 def run(quick: bool) -> list[Row]:
-    """The three S3 benchmarks against one moto server (and the zip one against Ceph's
-    RADOS Gateway too when ``scripts/ceph-rgw.sh start`` runs one); ``quick`` makes them
+    """The three S3 benchmarks against one moto server, and when a Ceph RADOS Gateway runs,
+    pfio against the native clients on it and the zip one again; ``quick`` makes them
     small."""
     os.environ.update(CREDENTIALS)
     with MotoServer(separate_process=True) as server:
-        rows = _many_objects(server.endpoint, quick)
-        rows += _zip_members(server.endpoint, quick)
-        rows += _sequential(server.endpoint, quick)
+        found = _many_objects(server.endpoint, quick)
+        found += _zip_members(server.endpoint, quick)
+        found += _sequential(server.endpoint, quick)
     ceph = ceph_endpoint()
     if ceph is not None:
         endpoint, credentials = ceph
         os.environ.update(credentials)
-        rows += _zip_members(endpoint, quick, credentials, " (Ceph RGW)")
+        data = store_data(endpoint, quick)
+        found += rows(measure(endpoint, credentials, data, 1 if quick else 3), data, "Ceph RGW")
+        found += _zip_members(endpoint, quick, credentials, " (Ceph RGW)")
         os.environ.update(CREDENTIALS)
-    return rows
+    return found
 
 
 if __name__ == "__main__":

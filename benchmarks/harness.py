@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -18,6 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 HERE = Path(__file__).resolve().parent
 VENVS = HERE / ".venvs"
@@ -27,6 +29,10 @@ BASELINES: dict[str, list[str]] = {
     "pfio210": ["pfio==2.10.0", "boto3", "numpy"],
     "pfio210-torch": ["pfio==2.10.0", "boto3", "numpy", "torch==2.13.0", "pillow"],
     "s3fs": ["s3fs", "boto3"],
+    # the S3 clients that pfio's S3 engine is measured against (bench_s3, s3_clients)
+    "boto3": ["boto3"],
+    "obstore": ["obstore==0.12.1"],
+    "s3torchconnectorclient": ["s3torchconnectorclient==1.5.0"],
     # petastorm 0.13.1 (its last release) reads through pyarrow's legacy dataset API, gone
     # after pyarrow 10, with the synchronous s3fs 0.4.2; it needs NumPy 1 and setuptools < 70
     "petastorm": ["petastorm==0.13.1", "pyarrow==10.0.1", "numpy==1.26.4", "pandas==2.0.3",
@@ -128,17 +134,25 @@ def run_in_baseline(name: str, code: str, env: dict[str, str] | None = None,
                     timeout: float = 600) -> dict:
     """Run ``code`` with baseline ``name``'s interpreter; the code prints one JSON object
     on its last line of output, which is returned."""
-    python = baseline_python(name)
+    return run_script(baseline_python(name), code, env, timeout, label=f"baseline {name}")
+
+
+def run_script(python: Path, code: str, env: dict[str, str] | None = None,
+               timeout: float = 600, keep_pythonpath: bool = False,
+               label: str = "script") -> dict:
+    """Run ``code`` with interpreter ``python`` in a process of its own (``PYTHONPATH``
+    removed unless ``keep_pythonpath``; ``env`` added); the code prints one JSON object on
+    its last line of output, which is returned."""
+    environ = dict(os.environ) if keep_pythonpath else _without_pythonpath(os.environ)
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as script:
         script.write(textwrap.dedent(code))
     try:
         out = subprocess.run(
             [str(python), script.name], check=True, capture_output=True, text=True,
-            env={**_without_pythonpath(os.environ), **(env or {})}, timeout=timeout,
-            cwd=tempfile.gettempdir(),
+            env={**environ, **(env or {})}, timeout=timeout, cwd=tempfile.gettempdir(),
         )
     except subprocess.CalledProcessError as exc:
-        raise RuntimeError(f"baseline {name} failed:\n{exc.stderr}") from exc
+        raise RuntimeError(f"{label} failed:\n{exc.stderr}") from exc
     finally:
         os.unlink(script.name)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -146,13 +160,24 @@ def run_in_baseline(name: str, code: str, env: dict[str, str] | None = None,
 
 def ceph_endpoint() -> tuple[str, dict[str, str]] | None:
     """The endpoint and credentials of a Ceph RADOS Gateway started by
-    ``scripts/ceph-rgw.sh start``, if one runs."""
+    ``scripts/ceph-rgw.sh start`` (``PFIO_TEST_CEPH_*`` in the environment, as
+    ``scripts/with-ceph.sh`` exports them, else the file ``PFIO_CEPH_ENV``), if one answers."""
+    settings = {k: v for k, v in os.environ.items() if k.startswith("PFIO_TEST_CEPH_")}
     path = Path(os.environ.get("PFIO_CEPH_ENV", "/tmp/pfio-ceph/env"))
-    if not path.exists():
+    if not settings and path.exists():
+        settings = dict(line.strip().split("=", 1) for line in path.read_text().splitlines()
+                        if "=" in line)
+    if "PFIO_TEST_CEPH_ENDPOINT" not in settings:
         return None
-    settings = dict(line.strip().split("=", 1) for line in path.read_text().splitlines()
-                    if "=" in line)
-    return settings["PFIO_TEST_CEPH_ENDPOINT"], {
+    endpoint = settings["PFIO_TEST_CEPH_ENDPOINT"]
+    host = urlsplit(endpoint)
+    try:
+        socket.create_connection((host.hostname, host.port), timeout=5).close()
+    except OSError as e:
+        print(f"no Ceph RADOS Gateway answers at {endpoint} ({e}): its rows are left out",
+              file=sys.stderr)
+        return None
+    return endpoint, {
         "AWS_ACCESS_KEY_ID": settings["PFIO_TEST_CEPH_ACCESS_KEY"],
         "AWS_SECRET_ACCESS_KEY": settings["PFIO_TEST_CEPH_SECRET_KEY"],
         "AWS_DEFAULT_REGION": "us-east-1"}
