@@ -13,47 +13,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from .leases import opened
+from .leases import LeasedFile, opened, remote_constructor
 from .machinery import PatchSpec, define_target
-from .targets import is_remote
-
-_classes: dict[type, type] = {}
-
-
-def _file(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    if not (args and is_remote(args[0])):
-        return wrapped(*args, **kwargs)
-    return _remote_class(wrapped)(*args, **kwargs)
 
 
 def _remote_class(base: type) -> type:
     """A subclass of ``h5py.File`` that opens a URL through a :class:`~.leases.Lease`."""
-    cls = _classes.get(base)
-    if cls is not None:
-        return cls
 
-    class File(base):  # type: ignore[misc, valid-type]
+    class File(LeasedFile, base):  # type: ignore[misc, valid-type]
         def __init__(self, url: str, mode: str = "r", *args: Any, **kwargs: Any) -> None:
             self._pfio_lease = opened(
                 url, mode == "r", mode in ("a", "r+"),
                 lambda target: base.__init__(self, target, mode, *args, **kwargs))
             self.pfio_url = url
 
-        def close(self) -> None:
-            try:
-                super().close()
-            finally:
-                self._pfio_lease.release()
-
-        def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-            try:
-                super().close()
-            finally:
-                self._pfio_lease.release(exc)
-
-    File.__module__, File.__qualname__ = base.__module__, base.__qualname__
-    _classes[base] = File
     return File
 
 
-define_target("h5py", [PatchSpec("h5py", "File", _file)])
+define_target("h5py", [PatchSpec("h5py", "File", remote_constructor(_remote_class))])

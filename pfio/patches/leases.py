@@ -6,10 +6,11 @@ whose bytes are uploaded when the object closes.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import IO, Any
 
 from .locate import open_for_reading
-from .targets import upload_on_success
+from .targets import is_remote, upload_on_success
 
 
 class Lease:
@@ -47,3 +48,44 @@ def opened(url: str, reading: bool, download_first: bool, init: Any) -> Lease:
         lease.release(exc)
         raise
     return lease
+
+
+class LeasedFile:
+    """Mixin of a library's file class opened on a URL through a :class:`Lease` (set
+    ``_pfio_lease`` in ``__init__``): ``close()`` releases the lease, and a ``with`` block
+    ending in an exception releases it dropping what was written."""
+
+    _pfio_lease: Lease | None = None
+
+    def close(self) -> None:
+        try:
+            super().close()  # type: ignore[misc]
+        finally:
+            if self._pfio_lease is not None:
+                self._pfio_lease.release()
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        try:
+            super().close()  # type: ignore[misc]
+        finally:
+            if self._pfio_lease is not None:
+                self._pfio_lease.release(exc)
+
+
+def remote_constructor(make_class: Callable[[type], type]) -> Callable[..., Any]:
+    """The wrapper of a library's file class: a remote URL makes an instance of
+    ``make_class(cls)`` (a :class:`LeasedFile` subclass of ``cls``, made once per class and
+    named as ``cls``); anything else goes to ``cls`` untouched."""
+    classes: dict[type, type] = {}
+
+    def construct(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        if not (args and is_remote(args[0])):
+            return wrapped(*args, **kwargs)
+        cls = classes.get(wrapped)
+        if cls is None:
+            cls = make_class(wrapped)
+            cls.__module__, cls.__qualname__ = wrapped.__module__, wrapped.__qualname__
+            classes[wrapped] = cls
+        return cls(*args, **kwargs)
+
+    return construct

@@ -13,50 +13,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from .leases import opened
+from .leases import LeasedFile, opened, remote_constructor
 from .machinery import PatchSpec, define_target
-from .targets import is_remote
-
-_classes: dict[type, type] = {}
-
-
-def _sound_file(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    if not (args and is_remote(args[0])):
-        return wrapped(*args, **kwargs)
-    return _remote_class(wrapped)(*args, **kwargs)
 
 
 def _remote_class(base: type) -> type:
     """A subclass of ``soundfile.SoundFile`` that opens a URL through a
-    :class:`~.leases.Lease`."""
-    cls = _classes.get(base)
-    if cls is not None:
-        return cls
+    :class:`~.leases.Lease`; its ``name`` is the URL."""
 
-    class SoundFile(base):  # type: ignore[misc, valid-type]
+    class SoundFile(LeasedFile, base):  # type: ignore[misc, valid-type]
         def __init__(self, url: str, mode: str = "r", *args: Any, **kwargs: Any) -> None:
-            lease = opened(url, mode == "r", mode.startswith("r"),
-                           lambda target: base.__init__(self, target, mode, *args, **kwargs))
-            self._pfio_lease = lease
+            self._pfio_lease = opened(
+                url, mode == "r", mode.startswith("r"),
+                lambda target: base.__init__(self, target, mode, *args, **kwargs))
             self._name = url
 
-        def close(self) -> None:
-            try:
-                super().close()
-            finally:
-                lease = getattr(self, "_pfio_lease", None)
-                if lease is not None:
-                    lease.release()
-
-        def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-            try:
-                super().close()
-            finally:
-                self._pfio_lease.release(exc)
-
-    SoundFile.__module__, SoundFile.__qualname__ = base.__module__, base.__qualname__
-    _classes[base] = SoundFile
     return SoundFile
 
 
-define_target("soundfile", [PatchSpec("soundfile", "SoundFile", _sound_file)])
+define_target("soundfile", [PatchSpec("soundfile", "SoundFile", remote_constructor(_remote_class))])
