@@ -65,16 +65,19 @@ def test_s3_reader_from_the_environment(monkeypatch):
 @pytest.mark.parametrize("validate", ["ttl", "never"])
 def test_two_s3_readers_with_other_credentials_share_no_cache_entry(
         s3_env, s3_bucket, s3_requests, tmp_path, validate):
-    secret = os.environ["AWS_SECRET_ACCESS_KEY"]
+    key_id, secret = os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"]
     with S3(s3_bucket).open("k", "wb") as f:
         f.write(b"private")
     cache = ObjectCache(str(tmp_path), validate=validate)
-    alice = CachedFS(S3(s3_bucket, aws_access_key_id="alice", aws_secret_access_key=secret),
+    alice = CachedFS(S3(s3_bucket, aws_access_key_id=key_id, aws_secret_access_key=secret),
                      cache)
     with alice.open("k", "rb") as f:
         assert f.read() == b"private"
-    bob_s3 = S3(s3_bucket, aws_access_key_id="bob", aws_secret_access_key=secret)
+    bob_s3 = S3(s3_bucket, aws_access_key_id="bob" + key_id, aws_secret_access_key=secret)
     log = s3_requests(bob_s3)
-    with CachedFS(bob_s3, cache).open("k", "rb") as f:
-        assert f.read() == b"private"
+    try:
+        with CachedFS(bob_s3, cache).open("k", "rb") as f:
+            assert f.read() == b"private"  # moto takes any key
+    except PermissionError:
+        pass  # a server that checks signatures (Ceph) refuses bob's key, as it should
     assert log, "bob was served alice's cached copy without asking S3"
