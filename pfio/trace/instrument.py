@@ -135,7 +135,7 @@ def _open(cls: type, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     scheme = cls.scheme or cls.__name__.lower()  # as _scheme() names the class's instances
 
     @functools.wraps(fn)
-    def traced(self: Any, path: Any, mode: Any = "rb", *args: Any, **kwargs: Any) -> Any:
+    def traced(self: Any, path: Any, mode: Any = "r", *args: Any, **kwargs: Any) -> Any:
         # the hottest path of all: a local file opened "rb"
         rec: Recorder | None = hook._recorder
         if rec is None or rec.slow or mode != "rb" or args or kwargs:
