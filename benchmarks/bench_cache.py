@@ -228,7 +228,7 @@ def _zip_epochs(quick: bool) -> list[Row]:
 
     def read_all(archive) -> None:
         for name in names:
-            with archive.open(name) as f:
+            with archive.open(name, "rb") as f:
                 f.read()
 
     with _remote_source() as (label, source, count_requests):

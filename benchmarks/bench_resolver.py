@@ -69,7 +69,7 @@ def _compare(endpoint: str, key: str, names: list[str], reads: int, label: str) 
             f.read()
 
     def by_zip(name: str) -> None:
-        with archive.open(name) as f:
+        with archive.open(name, "rb") as f:
             f.read()
 
     resolver.clear_shared_archives()

@@ -82,7 +82,7 @@ def _many_objects(endpoint: str, quick: bool) -> list[Row]:
         list(pool.map(put, keys))
 
     def read(key: str) -> int:
-        with fs.open(key) as f:
+        with fs.open(key, "rb") as f:
             return len(f.read())
 
     def ours() -> None:
@@ -151,7 +151,7 @@ def _zip_members(endpoint: str, quick: bool, credentials: dict[str, str] = CREDE
 
     def read_members(archive, members: list[str]) -> None:  # noqa: ANN001
         for name in members:
-            with archive.open(name) as member:
+            with archive.open(name, "rb") as member:
                 member.read()
 
     with fs.open_zip("data.zip") as archive:
@@ -192,7 +192,7 @@ def _sequential(endpoint: str, quick: bool) -> list[Row]:
         client.upload_fileobj(io.BytesIO(data), "seq", "boto")
 
     def ours_read() -> None:
-        with fs.open("ours") as f:
+        with fs.open("ours", "rb") as f:
             shutil.copyfileobj(f, _Discard(), 8 * MIB)
 
     def boto_read() -> None:

@@ -57,7 +57,7 @@ def _random_reads(workdir: str, count: int, quick: bool) -> list[Row]:
 
     def ours() -> None:
         for name in order:
-            with archive.open(name) as f:
+            with archive.open(name, "rb") as f:
                 f.read()
 
     stdlib = zipfile.ZipFile(path)

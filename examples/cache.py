@@ -17,7 +17,7 @@ with tempfile.TemporaryDirectory() as directory:
 
     # every read through this filesystem goes through the cache
     with pfio.from_url("mem://remote", cache=objects) as cached:
-        print(len(cached.open("big.bin").read()))  # 100000
+        print(len(cached.open("big.bin", "rb").read()))  # 100000
 
     # index -> bytes, shared by DataLoader workers, on-disk format of PFIO 2.x
     cache = MultiprocessFileCache(10, dir=directory)

@@ -11,7 +11,7 @@ with trace.tracing("spans"):
         with fs.open(f"f{i}.bin", "wb") as f:
             f.write(b"x" * 1000)
     for name in fs.list():
-        fs.open(name).read()
+        fs.open(name, "rb").read()
     metrics = trace.metrics()
     print(metrics.operations[("mem", "read")].count)  # 5
     print(metrics.operations[("mem", "read")].nbytes)  # 5000

@@ -133,7 +133,7 @@ class Zip(ArchiveFS):
             add(name, name.endswith("/"), size=size, mtime=mtime, mode=mode, info=info)
         return index
 
-    def open(self, path: str, mode: str = "rb", buffering: int = -1,
+    def open(self, path: str, mode: str = "r", buffering: int = -1,
              encoding: str | None = None, errors: str | None = None,
              newline: str | None = None, compression: str | None = None,
              **kwargs: Any) -> IO[Any]:

@@ -67,7 +67,7 @@ class FS(abc.ABC):
     def open(
         self,
         path: str,
-        mode: str = "rb",
+        mode: str = "r",
         buffering: int = -1,
         encoding: str | None = None,
         errors: str | None = None,
@@ -79,9 +79,10 @@ class FS(abc.ABC):
 
         Args:
             path: path relative to this filesystem's root.
-            mode: as for builtin ``open``: ``"rb"`` (the default), ``"r"`` (text), ``"wb"``,
-                ``"w"``, ``"ab"``, ``"xb"``, ... Which modes work depends on the backend; one
-                it cannot do raises ``io.UnsupportedOperation``.
+            mode: as for builtin ``open``: ``"r"`` (text, the default, as for builtin
+                ``open`` and PFIO 2.x), ``"rb"`` (bytes), ``"wb"``, ``"w"``, ``"ab"``,
+                ``"xb"``, ... Which modes work depends on the backend; one it cannot do
+                raises ``io.UnsupportedOperation``.
             buffering, encoding, errors, newline: as for builtin ``open``.
             compression: ``None`` (the default: bytes as stored), ``"infer"`` (from the file
                 name's extension, and for reads from the magic bytes too), or a codec name:

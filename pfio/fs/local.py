@@ -134,7 +134,7 @@ class Local(FS):
         path = os.fspath(path)
         return os.path.join(self._cwd, path) if self._cwd else path
 
-    def open(self, path: str, mode: str = "rb", buffering: int = -1,
+    def open(self, path: str, mode: str = "r", buffering: int = -1,
              encoding: str | None = None, errors: str | None = None,
              newline: str | None = None, compression: str | None = None,
              **kwargs: Any) -> IO[Any]:

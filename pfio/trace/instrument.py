@@ -11,6 +11,7 @@ opened ``"rb"`` are built as :class:`~pfio.trace.files.CountedReader` (an
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Iterator
 from time import perf_counter_ns
 from typing import Any
@@ -133,9 +134,11 @@ def _open(cls: type, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         return any_open
     os_path, build = local
     scheme = cls.scheme or cls.__name__.lower()  # as _scheme() names the class's instances
+    default_mode = inspect.signature(fn).parameters["mode"].default  # "r", as fn's own
 
     @functools.wraps(fn)
-    def traced(self: Any, path: Any, mode: Any = "rb", *args: Any, **kwargs: Any) -> Any:
+    def traced(self: Any, path: Any, mode: Any = default_mode, *args: Any,
+               **kwargs: Any) -> Any:
         # the hottest path of all: a local file opened "rb"
         rec: Recorder | None = hook._recorder
         if rec is None or rec.slow or mode != "rb" or args or kwargs:

@@ -38,11 +38,11 @@ def test_zip_on_s3_epoch_two_sends_no_request(s3_env, s3_bucket, s3_requests, tm
     first = CachedFS(S3(s3_bucket), cache, whole_file_limit=1000, block_size=16384)
     epoch1 = first.open_zip("train.zip")
     assert isinstance(epoch1._backing(), BlockFile)
-    assert {n: epoch1.open(n).read() for n in contents} == contents
+    assert {n: epoch1.open(n, "rb").read() for n in contents} == contents
     s3 = S3(s3_bucket)
     log = s3_requests(s3)
     epoch2 = CachedFS(s3, cache, whole_file_limit=1000, block_size=16384).open_zip("train.zip")
-    assert {n: epoch2.open(n).read() for n in contents} == contents
+    assert {n: epoch2.open(n, "rb").read() for n in contents} == contents
     assert log == []
 
 
@@ -51,7 +51,7 @@ def test_from_url_with_cache_reads_a_zip_on_s3(s3_env, s3_bucket, tmp_path):
     put(S3(s3_bucket), "a.zip", raw)
     archive = pfio.from_url(f"s3://{s3_bucket}/a.zip", cache=str(tmp_path))
     assert isinstance(archive.backend, CachedFS)
-    assert archive.open("m/2.bin").read() == contents["m/2.bin"]
+    assert archive.open("m/2.bin", "rb").read() == contents["m/2.bin"]
 
 
 def test_object_cache_path_of_an_s3_url(s3_env, s3_bucket, tmp_path):

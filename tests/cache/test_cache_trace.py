@@ -34,9 +34,9 @@ def test_object_and_block_caches_report(tmp_path, records):
     with store.open("big", "wb") as f:
         f.write(b"x" * 5000)
     fs = CachedFS(store, ObjectCache(str(tmp_path)), whole_file_limit=100, block_size=1024)
-    fs.open("small").close()
-    fs.open("small").close()
-    with fs.open("big") as f:
+    fs.open("small", "rb").close()
+    fs.open("small", "rb").close()
+    with fs.open("big", "rb") as f:
         f.read_at(0, 10)
         f.read_at(0, 10)
     assert records == [("object", False, 5), ("object", True, 5),

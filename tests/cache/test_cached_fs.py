@@ -53,7 +53,7 @@ def test_small_file_is_cached_whole(store, tmp_path):
     write(store, "s.bin", b"small")
     fs = cached(store, tmp_path)
     for _ in range(3):
-        with fs.open("s.bin") as f:
+        with fs.open("s.bin", "rb") as f:
             assert f.read() == b"small"
             assert f.fileno() >= 0  # a plain local file
     assert store.requests["open"] == 1
@@ -69,7 +69,7 @@ def test_large_file_is_read_in_blocks(store, tmp_path):
     body = os.urandom(10 * 4096 + 123)
     write(store, "big.bin", body)
     fs = cached(store, tmp_path, whole_file_limit=1000, block_size=4096)
-    with fs.open("big.bin") as f:
+    with fs.open("big.bin", "rb") as f:
         assert isinstance(f, BlockFile)
         assert f.read_at(5000, 100) == body[5000:5100]
         assert fs.cache.usage() < len(body)  # only the block read is on disk
@@ -87,7 +87,7 @@ def test_large_file_is_read_in_blocks(store, tmp_path):
 
 def test_block_file_refuses_bad_seeks(store, tmp_path):
     write(store, "big.bin", b"z" * 5000)
-    with cached(store, tmp_path, whole_file_limit=10, block_size=1024).open("big.bin") as f:
+    with cached(store, tmp_path, whole_file_limit=10, block_size=1024).open("big.bin", "rb") as f:
         with pytest.raises(ValueError):
             f.seek(-1)
         with pytest.raises(ValueError):
@@ -96,7 +96,7 @@ def test_block_file_refuses_bad_seeks(store, tmp_path):
 
 def test_closed_block_file_refuses_reads(store, tmp_path):
     write(store, "big.bin", b"z" * 5000)
-    f = cached(store, tmp_path, whole_file_limit=10, block_size=1024).open("big.bin")
+    f = cached(store, tmp_path, whole_file_limit=10, block_size=1024).open("big.bin", "rb")
     f.close()
     with pytest.raises(ValueError):
         f.read_at(0, 1)
@@ -106,10 +106,10 @@ def test_blocks_come_from_the_cache_the_second_time(store, tmp_path):
     body = os.urandom(64 * 1024)
     write(store, "big.bin", body)
     fs = cached(store, tmp_path, whole_file_limit=1000, block_size=4096)
-    with fs.open("big.bin") as f:
+    with fs.open("big.bin", "rb") as f:
         assert f.read() == body
     opened = store.requests["open"]
-    with fs.open("big.bin") as f:
+    with fs.open("big.bin", "rb") as f:
         assert f.read() == body and f.was_cached
     assert store.requests["open"] == opened
 
@@ -129,12 +129,12 @@ def test_zip_epoch_two_makes_no_request(store, tmp_path):
     write(store, "train.zip", raw)
     cache = ObjectCache(str(tmp_path / "cache"), validate="ttl", ttl=3600)
     epoch1 = CachedFS(store, cache, whole_file_limit=1000, block_size=8192).open_zip("train.zip")
-    assert {n: epoch1.open(n).read() for n in contents} == contents
+    assert {n: epoch1.open(n, "rb").read() for n in contents} == contents
     epoch1.close()
     store.requests.update(open=0, stat=0)
     # a new worker: a new zip object over the same cache
     epoch2 = CachedFS(store, cache, whole_file_limit=1000, block_size=8192).open_zip("train.zip")
-    assert {n: epoch2.open(n).read() for n in contents} == contents
+    assert {n: epoch2.open(n, "rb").read() for n in contents} == contents
     assert store.requests == {"open": 0, "stat": 0}
 
 
@@ -142,7 +142,7 @@ def test_from_url_with_cache_wraps_the_filesystem(tmp_path):
     write(MemoryFS("furl"), "x/y.bin", b"through the cache")
     fs = pfio.from_url("mem://furl/x", cache=str(tmp_path / "c"))
     assert isinstance(fs, CachedFS)
-    with fs.open("y.bin") as f:
+    with fs.open("y.bin", "rb") as f:
         assert f.read() == b"through the cache"
     assert os.listdir(tmp_path / "c")
 
@@ -153,7 +153,7 @@ def test_from_url_of_a_zip_reads_its_backing_file_through_the_cache(tmp_path):
     cache = ObjectCache(str(tmp_path / "c"))
     archive = pfio.from_url("mem://furlzip/a.zip", cache=cache)
     assert isinstance(archive, Zip) and isinstance(archive.backend, CachedFS)
-    assert archive.open("d/1.bin").read() == contents["d/1.bin"]
+    assert archive.open("d/1.bin", "rb").read() == contents["d/1.bin"]
 
 
 def test_from_url_rejects_a_bad_cache_option():
@@ -164,31 +164,31 @@ def test_from_url_rejects_a_bad_cache_option():
 def test_write_goes_through_and_invalidates(store, tmp_path):
     write(store, "w.txt", b"old")
     fs = cached(store, tmp_path)
-    assert fs.open("w.txt").read() == b"old"
+    assert fs.open("w.txt", "rb").read() == b"old"
     with fs.open("w.txt", "w") as f:
         f.write("new")
-    assert store.open("w.txt").read() == b"new"
-    assert fs.open("w.txt").read() == b"new"
+    assert store.open("w.txt", "rb").read() == b"new"
+    assert fs.open("w.txt", "rb").read() == b"new"
 
 
 def test_remove_and_rename_invalidate(store, tmp_path):
     write(store, "a", b"A")
     write(store, "b", b"B")
     fs = cached(store, tmp_path)
-    assert fs.open("a").read() == b"A" and fs.open("b").read() == b"B"
+    assert fs.open("a", "rb").read() == b"A" and fs.open("b", "rb").read() == b"B"
     fs.rename("a", "b")
-    assert fs.open("b").read() == b"A"
+    assert fs.open("b", "rb").read() == b"A"
     fs.remove("b")
     with pytest.raises(FileNotFoundError):
-        fs.open("b")
+        fs.open("b", "rb")
 
 
 def test_changed_large_source_is_refetched_under_open(store, tmp_path):
     write(store, "big.bin", b"1" * 9000)
     fs = cached(store, tmp_path, validate="open", whole_file_limit=100, block_size=1024)
-    assert fs.open("big.bin").read() == b"1" * 9000
+    assert fs.open("big.bin", "rb").read() == b"1" * 9000
     write(store, "big.bin", b"2" * 9500)
-    assert fs.open("big.bin").read() == b"2" * 9500
+    assert fs.open("big.bin", "rb").read() == b"2" * 9500
 
 
 def test_listing_and_stat_are_delegated(store, tmp_path):
@@ -205,19 +205,19 @@ def test_subfs_reads_through_the_same_cache(store, tmp_path):
     write(store, "dir/f", b"sub")
     fs = cached(store, tmp_path)
     sub = fs.subfs("dir")
-    assert sub.open("f").read() == b"sub" and sub.cache is fs.cache
+    assert sub.open("f", "rb").read() == b"sub" and sub.cache is fs.cache
 
 
 def test_pickled_cached_fs_reads(store, tmp_path):
     write(store, "p", b"pickled")
     fs = pickle.loads(pickle.dumps(cached(MemoryFS(store.name), tmp_path)))
-    assert fs.open("p").read() == b"pickled"
+    assert fs.open("p", "rb").read() == b"pickled"
 
 
 def _read_ranges(fs, body, seed, queue):
     rng = random.Random(seed)
     bad = 0
-    with fs.open("big.bin") as f:
+    with fs.open("big.bin", "rb") as f:
         for _ in range(200):
             offset = rng.randrange(len(body))
             size = rng.randrange(1, 20000)
@@ -237,7 +237,7 @@ def test_processes_share_one_block_file(store, tmp_path):
     assert [queue.get(timeout=60) for _ in readers] == [0, 0, 0, 0]
     for r in readers:
         r.join(30)
-    with fs.open("big.bin") as f:
+    with fs.open("big.bin", "rb") as f:
         assert f.read() == body
 
 
@@ -249,7 +249,7 @@ def test_block_size_must_be_positive(store, tmp_path):
 def test_block_file_in_use_is_not_evicted(store, tmp_path):
     write(store, "big.bin", b"q" * 20000)
     fs = cached(store, tmp_path, whole_file_limit=100, block_size=4096)
-    f = fs.open("big.bin")
+    f = fs.open("big.bin", "rb")
     assert f.read() == b"q" * 20000
     assert fs.cache.evict(0) > 0
     assert f.read_at(0, 5) == b"qqqqq"
@@ -263,7 +263,7 @@ def test_block_cache_stays_under_the_byte_limit(store, tmp_path):
     cache = ObjectCache(str(tmp_path / "cache"), max_bytes=100_000)
     fs = CachedFS(store, cache, whole_file_limit=100, block_size=4096)
     for name in ("a", "b", "c"):
-        with fs.open(name) as f:
+        with fs.open(name, "rb") as f:
             assert f.read() == name.encode() * 40_000
     assert cache.usage() <= 100_000
 
@@ -271,8 +271,8 @@ def test_block_cache_stays_under_the_byte_limit(store, tmp_path):
 def test_a_file_grown_past_the_whole_file_limit_switches_to_blocks(store, tmp_path):
     write(store, "grows", b"s" * 50)
     fs = cached(store, tmp_path, validate="open", whole_file_limit=100, block_size=64)
-    assert fs.open("grows").read() == b"s" * 50
+    assert fs.open("grows", "rb").read() == b"s" * 50
     write(store, "grows", b"L" * 500)
-    with fs.open("grows") as f:
+    with fs.open("grows", "rb") as f:
         assert isinstance(f, BlockFile) and f.read() == b"L" * 500
     assert not os.path.exists(fs.cache.entry_path(Source(store, "grows"), ".obj"))

@@ -65,7 +65,7 @@ def archive(request, tmp_path, local):
 
 def test_members_read_back(archive):
     for name, data in FILES.items():
-        with archive.open(name) as f:
+        with archive.open(name, "rb") as f:
             assert f.read() == data
 
 
@@ -96,13 +96,13 @@ def test_exists(archive):
 
 def test_missing_member_is_file_not_found_and_key_error(archive):
     with pytest.raises(MemberNotFoundError) as info:
-        archive.open("dir/c.txt")
+        archive.open("dir/c.txt", "rb")
     assert isinstance(info.value, FileNotFoundError) and isinstance(info.value, KeyError)
 
 
 def test_opening_a_directory_raises(archive):
     with pytest.raises(IsADirectoryError):
-        archive.open("dir/sub")
+        archive.open("dir/sub", "rb")
 
 
 def test_listing_a_file_raises(archive):
@@ -116,7 +116,7 @@ def test_text_mode_read(archive):
 
 
 def test_subfs_reads_relative_names(archive):
-    assert archive.subfs("dir").open("sub/b.bin").read() == FILES["dir/sub/b.bin"]
+    assert archive.subfs("dir").open("sub/b.bin", "rb").read() == FILES["dir/sub/b.bin"]
 
 
 def test_writing_in_read_mode_is_unsupported(archive):
@@ -132,7 +132,7 @@ def test_mkdir_in_read_mode_is_unsupported(archive):
 def test_reading_after_close_raises(archive):
     archive.close()
     with pytest.raises(ValueError):
-        archive.open("top.txt")
+        archive.open("top.txt", "rb")
 
 
 @pytest.mark.parametrize("fmt", ["gnu", "pax"])
@@ -140,13 +140,13 @@ def test_long_names(tmp_path, local, fmt):
     name = "/".join(["d" * 60] * 3) + "/" + "f" * 120 + ".txt"
     write(tmp_path, tar_bytes({name: b"long"}, FORMATS[fmt]))
     tar = local.open_tar("a.tar")
-    assert tar.open(name).read() == b"long"
+    assert tar.open(name, "rb").read() == b"long"
     assert list(tar.list(recursive=True))[-1] == name
 
 
 def test_pax_unicode_name(tmp_path, local):
     write(tmp_path, tar_bytes({"データ/ünï.txt": b"u"}))
-    assert local.open_tar("a.tar").open("データ/ünï.txt").read() == b"u"
+    assert local.open_tar("a.tar").open("データ/ünï.txt", "rb").read() == b"u"
 
 
 def test_later_member_of_the_same_name_wins(tmp_path, local):
@@ -156,7 +156,7 @@ def test_later_member_of_the_same_name_wins(tmp_path, local):
             tf.addfile(_info("x", size=len(data)), io.BytesIO(data))
     write(tmp_path, out.getvalue())
     tar = local.open_tar("a.tar")
-    assert tar.open("x").read() == b"new!" and list(tar.list()) == ["x"]
+    assert tar.open("x", "rb").read() == b"new!" and list(tar.list()) == ["x"]
 
 
 # -- links and special members ------------------------------------------------------------
@@ -172,16 +172,16 @@ def linked(tmp_path, local):
 
 
 def test_hard_link_reads_its_target(linked):
-    assert linked.open("hard").read() == FILES["dir/a.txt"]
+    assert linked.open("hard", "rb").read() == FILES["dir/a.txt"]
     assert linked.stat("hard").size == len(FILES["dir/a.txt"])
 
 
 def test_relative_symlink_reads_its_target(linked):
-    assert linked.open("dir/rel").read() == FILES["dir/sub/b.bin"]
+    assert linked.open("dir/rel", "rb").read() == FILES["dir/sub/b.bin"]
 
 
 def test_symlink_to_symlink_reads_the_final_target(linked):
-    assert linked.open("chain").read() == FILES["dir/sub/b.bin"]
+    assert linked.open("chain", "rb").read() == FILES["dir/sub/b.bin"]
 
 
 def test_symlink_mode_says_link(linked):
@@ -191,17 +191,17 @@ def test_symlink_mode_says_link(linked):
 @pytest.mark.parametrize("name", ["out", "abs", "gone"])
 def test_symlink_outside_or_dangling_raises_file_not_found(linked, name):
     with pytest.raises(FileNotFoundError, match=name):
-        linked.open(name)
+        linked.open(name, "rb")
 
 
 def test_symlink_to_directory_raises(linked):
     with pytest.raises(IsADirectoryError):
-        linked.open("todir")
+        linked.open("todir", "rb")
 
 
 def test_symlink_loop_raises(linked):
     with pytest.raises(OSError, match="loop"):
-        linked.open("loop1")
+        linked.open("loop1", "rb")
 
 
 def _special_tar():
@@ -223,8 +223,8 @@ def test_sparse_member_is_unsupported(tmp_path, local):
     write(tmp_path, _special_tar())
     tar = local.open_tar("a.tar")
     with pytest.raises(io.UnsupportedOperation, match="'sparse'.*sparse"):
-        tar.open("sparse")
-    assert tar.open("plain").read() == b"ok"
+        tar.open("sparse", "rb")
+    assert tar.open("plain", "rb").read() == b"ok"
 
 
 # -- traversal ----------------------------------------------------------------------------
@@ -234,7 +234,7 @@ def test_traversal_names_are_kept_inside(tmp_path, local):
     write(tmp_path, tar_bytes({"../../evil.txt": b"e", "/abs/x.txt": b"x", "a/../b.txt": b"b"}))
     tar = local.open_tar("a.tar")
     assert sorted(tar.list(recursive=True)) == ["abs/", "abs/x.txt", "b.txt", "evil.txt"]
-    assert tar.open("evil.txt").read() == b"e"
+    assert tar.open("evil.txt", "rb").read() == b"e"
 
 
 @pytest.mark.parametrize("path", ["../secret.txt", "/../secret.txt", "a/../../secret.txt"])
@@ -243,9 +243,9 @@ def test_paths_cannot_reach_outside(tmp_path, local, path):
     write(tmp_path, tar_bytes(FILES))
     tar = local.open_tar("a.tar")
     with pytest.raises(MemberNotFoundError):
-        tar.open(path)
+        tar.open(path, "rb")
     with pytest.raises(MemberNotFoundError):
-        tar.subfs("dir").open("../" + path)
+        tar.subfs("dir").open("../" + path, "rb")
 
 
 # -- large members: streamed ----------------------------------------------------------------
@@ -257,13 +257,13 @@ def streamed(tmp_path, local):
 
 
 def test_large_member_streams_whole(streamed):
-    with streamed.open("big") as f:
+    with streamed.open("big", "rb") as f:
         assert isinstance(f, io.BufferedReader)
         assert f.read() == BIG
 
 
 def test_large_member_seek_and_read(streamed):
-    with streamed.open("big") as f:
+    with streamed.open("big", "rb") as f:
         f.seek(500_000)
         assert f.read(1000) == BIG[500_000:501_000]
         f.seek(-10, io.SEEK_END)
@@ -273,7 +273,7 @@ def test_large_member_seek_and_read(streamed):
 
 
 def test_large_member_readinto_unbuffered(streamed):
-    with streamed.open("big", buffering=0) as f:
+    with streamed.open("big", "rb", buffering=0) as f:
         buf = bytearray(300_000)
         assert f.readinto(buf) == len(buf) and bytes(buf) == BIG[:300_000]
 
@@ -287,7 +287,7 @@ def test_large_member_text_lines(tmp_path, local):
 
 
 def test_archive_stays_usable_for_open_members_after_close(streamed):
-    f = streamed.open("big")
+    f = streamed.open("big", "rb")
     streamed.close()
     assert f.read(4) == BIG[:4]
     f.close()
@@ -331,7 +331,7 @@ def test_small_member_read_is_one_read_of_its_bytes(counting):
     fs, files = counting
     tar = fs.open_tar("a.tar")
     fs.reads.clear()
-    assert tar.open("m042").read() == files["m042"]
+    assert tar.open("m042", "rb").read() == files["m042"]
     assert len(fs.reads) == 1 and fs.reads[0][1] == 4096
 
 
@@ -358,19 +358,19 @@ def test_gzip_archive_reads(tmp_path, local, name):
     assert sorted(tar.list(recursive=True)) == [
         "dir/", "dir/a.txt", "dir/sub/", "dir/sub/b.bin", "top.txt"]
     for member, data in FILES.items():
-        assert tar.open(member).read() == data
+        assert tar.open(member, "rb").read() == data
 
 
 def test_uncompressed_archive_named_tgz_reads(tmp_path, local):
     write(tmp_path, tar_bytes(FILES), "a.tgz")
     tar = local.open_tar("a.tgz")
-    assert not tar.compressed and tar.open("top.txt").read() == b"top"
+    assert not tar.compressed and tar.open("top.txt", "rb").read() == b"top"
 
 
 def test_gzip_large_member_streams_and_seeks_back(tmp_path, local):
     write(tmp_path, tar_bytes({"first": b"1" * 5000, "big": BIG}, gz=True), "a.tgz")
     tar = local.open_tar("a.tgz", whole_member_limit=1000)
-    with tar.open("big") as f:
+    with tar.open("big", "rb") as f:
         assert f.read(10) == BIG[:10]
         f.seek(700_000)
         assert f.read(10) == BIG[700_000:700_010]
@@ -446,37 +446,37 @@ def test_empty_archive_lists_nothing(tmp_path, local):
 def test_missing_end_blocks_are_accepted(tmp_path, local):
     data = tar_bytes({"one": b"1" * 512}, tarfile.USTAR_FORMAT)
     write(tmp_path, data[:1024])
-    assert local.open_tar("a.tar").open("one").read() == b"1" * 512
+    assert local.open_tar("a.tar").open("one", "rb").read() == b"1" * 512
 
 
 @pytest.mark.parametrize("limit", [1 << 20, 1000], ids=["whole", "streamed"])
 def test_member_data_beyond_end_of_file_raises_on_read(tmp_path, local, limit):
     path = write(tmp_path, tar_bytes({"a": b"a" * 3000, "b": BIG}))
     tar = local.open_tar("a.tar", whole_member_limit=limit)
-    assert tar.open("a").read() == b"a" * 3000  # the backing file is open now
+    assert tar.open("a", "rb").read() == b"a" * 3000  # the backing file is open now
     os.truncate(path, 512 * 8 + len(BIG) // 2)
     with pytest.raises(ArchiveError, match="a.tar.*'b'.*cut short"):
-        tar.open("b").read()
+        tar.open("b", "rb").read()
 
 
 # -- processes ------------------------------------------------------------------------------
 
 def read_member(tar, name):
-    with tar.open(name) as f:
+    with tar.open(name, "rb") as f:
         return f.read()
 
 
 def test_pickled_archive_reads(archive):
     clone = pickle.loads(pickle.dumps(archive))
-    assert clone.open("dir/a.txt").read() == FILES["dir/a.txt"]
+    assert clone.open("dir/a.txt", "rb").read() == FILES["dir/a.txt"]
 
 
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_read_in_child_process(archive, method):
-    archive.open("top.txt").read()  # the parent's backing file is open
+    archive.open("top.txt", "rb").read()  # the parent's backing file is open
     with multiprocessing.get_context(method).Pool(1) as pool:
         assert pool.apply(read_member, (archive, "dir/sub/b.bin")) == FILES["dir/sub/b.bin"]
-    assert archive.open("top.txt").read() == b"top"
+    assert archive.open("top.txt", "rb").read() == b"top"
 
 
 # -- writing ------------------------------------------------------------------------------
@@ -491,7 +491,7 @@ def test_write_round_trip(local, tmp_path, name):
             f.write("héllo\n")
     with local.open_tar(name) as tar:
         assert sorted(tar.list(recursive=True)) == ["d/", "d/e/", "d/e/bin", "d/text.txt"]
-        assert tar.open("d/e/bin").read() == b"\0\1\2"
+        assert tar.open("d/e/bin", "rb").read() == b"\0\1\2"
         assert tar.open("d/text.txt", "r", encoding="utf-8").read() == "héllo\n"
     with tarfile.open(tmp_path / name) as tf:  # readable by other tools
         assert tf.extractfile("d/text.txt").read() == "héllo\n".encode()
@@ -510,7 +510,7 @@ def test_members_spill_beyond_spool_limit(local):
     with local.open_tar("w.tar", "w", spool_limit=1000) as tar:
         with tar.open("big", "wb") as f:
             f.write(BIG)
-    assert local.open_tar("w.tar").open("big").read() == BIG
+    assert local.open_tar("w.tar").open("big", "rb").read() == BIG
 
 
 def test_two_members_open_at_once(local):
@@ -519,7 +519,7 @@ def test_two_members_open_at_once(local):
         a.write(b"A"), b.write(b"B")
         b.close(), a.close()
     tar = local.open_tar("w.tar")
-    assert (tar.open("a").read(), tar.open("b").read()) == (b"A", b"B")
+    assert (tar.open("a", "rb").read(), tar.open("b", "rb").read()) == (b"A", b"B")
 
 
 def test_exception_publishes_nothing(local, tmp_path):
@@ -639,7 +639,7 @@ def test_tar_in_streamed_tar_member(tmp_path, local):
     inner = tar_bytes({"deep.txt": b"deep"}, gz=False) + bytes(100_000)
     write(tmp_path, tar_bytes({"inner.tar": inner}))
     outer = local.open_tar("a.tar", whole_member_limit=1000)
-    assert outer.open_tar("inner.tar").open("deep.txt").read() == b"deep"
+    assert outer.open_tar("inner.tar").open("deep.txt", "rb").read() == b"deep"
 
 
 def _zip_bytes(files):

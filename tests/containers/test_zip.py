@@ -39,7 +39,7 @@ def archive(request, make_zip, local):
 def test_members_read_back(archive):
     for name, data in MEMBERS.items():
         if data is not None:
-            with archive.open(name) as f:
+            with archive.open(name, "rb") as f:
                 assert f.read() == data
 
 
@@ -56,7 +56,7 @@ def test_stat_of_member(archive):
     st = archive.stat("dir/sub/b.bin")
     assert (st.filename, st.size, st.isdir()) == ("dir/sub/b.bin", 10240, False)
     assert stat.S_IMODE(st.mode) == 0o640
-    with archive.backend.open("a.zip") as f:
+    with archive.backend.open("a.zip", "rb") as f:
         date_time = zipfile.ZipFile(f).getinfo("dir/sub/b.bin").date_time
     assert st.last_modified == time.mktime(date_time + (0, 0, -1))
     assert st.crc32 == zipfile.crc32(MEMBERS["dir/sub/b.bin"])
@@ -85,7 +85,7 @@ def test_text_mode_with_encoding_and_newline(make_zip, local):
 
 
 def test_member_file_is_seekable_with_peek(archive):
-    with archive.open("dir/sub/b.bin") as f:
+    with archive.open("dir/sub/b.bin", "rb") as f:
         f.seek(256)
         assert f.peek(2)[:2] == b"\x00\x01"
         assert f.read(3) == b"\x00\x01\x02" and f.tell() == 259
@@ -95,12 +95,12 @@ def test_archive_without_directory_entries(make_zip, local):
     make_zip({"x/y/z.txt": b"z"})
     with local.open_zip("a.zip") as z:
         assert list(z.list()) == ["x/"]
-        assert z.isdir("x/y") and z.open("x/y/z.txt").read() == b"z"
+        assert z.isdir("x/y") and z.open("x/y/z.txt", "rb").read() == b"z"
 
 
 def test_subfs_of_archive(archive):
     sub = archive.subfs("dir")
-    assert sub.open("a.txt").read() == MEMBERS["dir/a.txt"]
+    assert sub.open("a.txt", "rb").read() == MEMBERS["dir/a.txt"]
     assert sorted(sub.list()) == ["a.txt", "sub/"]
 
 
@@ -108,7 +108,7 @@ def test_bzip2_and_lzma_members(make_zip, local):
     for name, method in (("bz.zip", zipfile.ZIP_BZIP2), ("lz.zip", zipfile.ZIP_LZMA)):
         make_zip({"m": b"abc" * 1000}, name=name, compression=method)
         with local.open_zip(name) as z:
-            assert z.open("m").read() == b"abc" * 1000
+            assert z.open("m", "rb").read() == b"abc" * 1000
 
 
 def test_utf8_and_cp437_names(tmp_path, local, zip_bytes):
@@ -116,7 +116,7 @@ def test_utf8_and_cp437_names(tmp_path, local, zip_bytes):
     (tmp_path / "a.zip").write_bytes(data.replace(b"cafX", b"caf\x82"))  # cp437 0x82 = é
     with local.open_zip("a.zip") as z:
         assert sorted(z.list()) == ["café.txt", "naïve.txt"]
-        assert z.open("café.txt").read() == b"c"
+        assert z.open("café.txt", "rb").read() == b"c"
 
 
 def test_archive_comment_and_leading_data(tmp_path, local, zip_bytes):
@@ -126,7 +126,7 @@ def test_archive_comment_and_leading_data(tmp_path, local, zip_bytes):
         zf.comment = b"PK\x05\x06 a comment that looks like a record"
     (tmp_path / "a.zip").write_bytes(b"#!/bin/sh\nexit 0\n" + zf_bytes.getvalue())
     with local.open_zip("a.zip") as z:
-        assert z.open("m").read() == b"payload"
+        assert z.open("m", "rb").read() == b"payload"
 
 
 # -- zip64 --------------------------------------------------------------------------------
@@ -137,10 +137,10 @@ def test_zip64_records_and_extra_fields(monkeypatch, make_zip, local):
     monkeypatch.setattr(zipfile, "ZIP_FILECOUNT_LIMIT", 2)
     members = {f"m{i}": bytes([i]) * 300 for i in range(4)}
     make_zip(members)
-    raw = (local.open("a.zip").read())
+    raw = (local.open("a.zip", "rb").read())
     assert b"PK\x06\x06" in raw and b"PK\x06\x07" in raw
     with local.open_zip("a.zip") as z:
-        assert {n: z.open(n).read() for n in z.list()} == members
+        assert {n: z.open(n, "rb").read() for n in z.list()} == members
 
 
 def _many_empty_members(count: int) -> bytes:
@@ -181,7 +181,7 @@ def test_member_beyond_4_gib_in_sparse_file(tmp_path, local):
     with zipfile.ZipFile(path, "a") as zf:  # appends an archive after the hole
         zf.writestr("far.txt", b"beyond 4 GiB")
     with local.open_zip("big.zip") as z:
-        assert z.open("far.txt").read() == b"beyond 4 GiB"
+        assert z.open("far.txt", "rb").read() == b"beyond 4 GiB"
 
 
 # -- costs: reads of the backing file (one request each on S3) -----------------------------
@@ -209,7 +209,7 @@ def test_member_read_costs_one_read_near_its_size(counting_fs, zip_bytes):
     _put(counting_fs, zip_bytes({"pad": os.urandom(200_000), "m": data}))
     z = counting_fs.open_zip("a.zip")
     before = dict(counting_fs.counter)
-    assert z.open("m").read() == data
+    assert z.open("m", "rb").read() == data
     assert counting_fs.counter["reads"] - before["reads"] == 1
     assert counting_fs.counter["bytes"] - before["bytes"] <= len(data) + 65536
 
@@ -237,7 +237,7 @@ def test_truncated_deflate_data(tmp_path, local, zip_bytes):
         struct.pack_into("<L", out, at, csize - 100)
     (tmp_path / "a.zip").write_bytes(bytes(out))
     with local.open_zip("a.zip") as z, pytest.raises(ArchiveError, match="decodes to"):
-        z.open("m")
+        z.open("m", "rb")
 
 
 def test_threads_share_one_archive(request, zip_bytes):
@@ -246,7 +246,7 @@ def test_threads_share_one_archive(request, zip_bytes):
     with fs.open("a.zip", "wb") as f:
         f.write(zip_bytes(members))
     with fs.open_zip("a.zip") as z, ThreadPoolExecutor(4) as pool:
-        got = list(pool.map(lambda n: z.open(n).read(), list(members) * 4))
+        got = list(pool.map(lambda n: z.open(n, "rb").read(), list(members) * 4))
     assert got == list(members.values()) * 4
 
 
@@ -263,14 +263,14 @@ def streamed(request, make_zip, local):
 
 def test_streamed_member_reads_whole(streamed):
     z, data = streamed
-    with z.open("big") as f:
+    with z.open("big", "rb") as f:
         assert isinstance(f, io.BufferedReader)
         assert f.read() == data
 
 
 def test_streamed_member_seeks_both_ways(streamed):
     z, data = streamed
-    with z.open("big") as f:
+    with z.open("big", "rb") as f:
         f.seek(200_000)
         assert f.read(10) == data[200_000:200_010]
         f.seek(5)
@@ -281,13 +281,13 @@ def test_streamed_member_seeks_both_ways(streamed):
 
 def test_streamed_member_unbuffered(streamed):
     z, data = streamed
-    with z.open("big", buffering=0) as f:
+    with z.open("big", "rb", buffering=0) as f:
         assert f.readall() == data
 
 
 def test_archive_closed_while_member_streams(streamed):
     z, data = streamed
-    f = z.open("big")
+    f = z.open("big", "rb")
     z.close()
     assert f.read() == data
     assert z._io.file is not None  # released only when the member closes
@@ -299,7 +299,7 @@ def test_streamed_crc_mismatch(make_zip, local, tmp_path):
     data = b"y" * 5000
     path = make_zip({"big": data})
     path.write_bytes(path.read_bytes().replace(b"y" * 10, b"y" * 9 + b"z", 1))
-    with Zip(local, "a.zip", whole_member_limit=100) as z, z.open("big") as f:
+    with Zip(local, "a.zip", whole_member_limit=100) as z, z.open("big", "rb") as f:
         with pytest.raises(ArchiveError, match="CRC-32 mismatch in member 'big'"):
             f.read()
 
@@ -308,13 +308,13 @@ def test_streamed_crc_mismatch(make_zip, local, tmp_path):
 
 def test_missing_member_is_file_not_found_and_key_error(archive):
     with pytest.raises(FileNotFoundError) as info:
-        archive.open("nope.txt")
+        archive.open("nope.txt", "rb")
     assert isinstance(info.value, KeyError) and isinstance(info.value, MemberNotFoundError)
 
 
 def test_open_directory_is_a_directory(archive):
     with pytest.raises(IsADirectoryError):
-        archive.open("dir")
+        archive.open("dir", "rb")
 
 
 def test_list_of_a_file_is_not_a_directory(archive):
@@ -380,7 +380,7 @@ def test_bad_local_header(make_zip, local):
     path = make_zip({"m": b"data"})
     path.write_bytes(path.read_bytes().replace(b"PK\x03\x04", b"PK\x03\x00", 1))
     with local.open_zip("a.zip") as z, pytest.raises(ArchiveError, match="local header of"):
-        z.open("m")
+        z.open("m", "rb")
 
 
 def test_member_larger_than_its_directory_size(tmp_path, local, zip_bytes):
@@ -389,14 +389,14 @@ def test_member_larger_than_its_directory_size(tmp_path, local, zip_bytes):
     struct.pack_into("<L", out, central + 24, 10)  # uncompressed size: 10 bytes
     (tmp_path / "a.zip").write_bytes(bytes(out))
     with local.open_zip("a.zip") as z, pytest.raises(ArchiveError, match="decodes to 11 "):
-        z.open("m")  # decoding stopped one byte past the size
+        z.open("m", "rb")  # decoding stopped one byte past the size
 
 
 def test_crc_mismatch_names_archive_and_member(make_zip, local):
     path = make_zip({"m": b"original data"})
     path.write_bytes(path.read_bytes().replace(b"original", b"modified"))
     with local.open_zip("a.zip") as z, pytest.raises(ArchiveError) as info:
-        z.open("m")
+        z.open("m", "rb")
     assert "a.zip" in str(info.value) and "'m'" in str(info.value)
 
 
@@ -412,20 +412,20 @@ def test_unsupported_method_is_named(tmp_path, local, zip_bytes):
     (tmp_path / "a.zip").write_bytes(_set_method_and_flags(zip_bytes({"m": b"x"}), 9, 0))
     with local.open_zip("a.zip") as z, pytest.raises(io.UnsupportedOperation,
                                                      match="method 9 \\(deflate64\\)"):
-        z.open("m")
+        z.open("m", "rb")
 
 
 def test_encrypted_member(tmp_path, local, zip_bytes):
     (tmp_path / "a.zip").write_bytes(_set_method_and_flags(zip_bytes({"m": b"x"}), 0, 1))
     with local.open_zip("a.zip") as z, pytest.raises(io.UnsupportedOperation,
                                                      match="encrypted"):
-        z.open("m")
+        z.open("m", "rb")
 
 
 def test_closed_archive_cannot_open_members(archive):
     archive.close()
     with pytest.raises(ValueError, match="closed"):
-        archive.open("top.txt")
+        archive.open("top.txt", "rb")
 
 
 # -- names that climb out ----------------------------------------------------------------
@@ -438,44 +438,44 @@ def test_traversal_names_stay_inside(tmp_path, zip_bytes):
                                              "/etc/abs.txt": b"abs", "a/../../b": b"b"}))
     with Local(inner).open_zip("a.zip") as z:
         assert sorted(z.list(recursive=True)) == ["b", "etc/", "etc/abs.txt", "secret.txt"]
-        assert z.open("../secret.txt").read() == b"inside"
-        assert z.open("/etc/abs.txt").read() == b"abs"
+        assert z.open("../secret.txt", "rb").read() == b"inside"
+        assert z.open("/etc/abs.txt", "rb").read() == b"abs"
         with pytest.raises(FileNotFoundError):
-            z.open("../../secret.txt/x")
+            z.open("../../secret.txt/x", "rb")
 
 
 # -- processes ------------------------------------------------------------------------------
 
 def _read_member(z: Zip) -> bytes:
-    return z.open("dir/a.txt").read()
+    return z.open("dir/a.txt", "rb").read()
 
 
 _INHERITED = {}
 
 
 def _read_inherited() -> bytes:
-    return _INHERITED["zip"].open("dir/sub/b.bin").read()
+    return _INHERITED["zip"].open("dir/sub/b.bin", "rb").read()
 
 
 def test_archive_inherited_by_fork(archive):
-    archive.open("top.txt").read()  # opens the backing file before forking
+    archive.open("top.txt", "rb").read()  # opens the backing file before forking
     _INHERITED["zip"] = archive
     try:
         with multiprocessing.get_context("fork").Pool(1) as pool:
             assert pool.apply(_read_inherited) == MEMBERS["dir/sub/b.bin"]
     finally:
         _INHERITED.clear()
-    assert archive.open("top.txt").read() == b"top"  # the parent's file still works
+    assert archive.open("top.txt", "rb").read() == b"top"  # the parent's file still works
 
 
 def test_pickled_archive_reads(archive):
     clone = pickle.loads(pickle.dumps(archive))
-    assert clone.open("top.txt").read() == b"top"
+    assert clone.open("top.txt", "rb").read() == b"top"
 
 
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_read_in_child_process(archive, method):
-    archive.open("top.txt").read()  # the parent's backing file is open before forking
+    archive.open("top.txt", "rb").read()  # the parent's backing file is open before forking
     with multiprocessing.get_context(method).Pool(1) as pool:
         assert pool.apply(_read_member, (archive,)) == MEMBERS["dir/a.txt"]
 
@@ -486,7 +486,7 @@ def test_zip_in_zip(tmp_path, local, zip_bytes):
     inner = zip_bytes(MEMBERS, compression=zipfile.ZIP_DEFLATED)
     (tmp_path / "outer.zip").write_bytes(zip_bytes({"data/inner.zip": inner}))
     with local.open_zip("outer.zip") as outer, outer.open_zip("data/inner.zip") as z:
-        assert z.open("dir/sub/b.bin").read() == MEMBERS["dir/sub/b.bin"]
+        assert z.open("dir/sub/b.bin", "rb").read() == MEMBERS["dir/sub/b.bin"]
 
 
 def test_streamed_zip_in_zip(tmp_path, local, zip_bytes):
@@ -494,7 +494,7 @@ def test_streamed_zip_in_zip(tmp_path, local, zip_bytes):
     (tmp_path / "outer.zip").write_bytes(zip_bytes({"inner.zip": inner}))
     with Zip(local, "outer.zip", whole_member_limit=100) as outer:
         with Zip(outer, "inner.zip", whole_member_limit=100) as z:
-            assert z.open("m").read() == b"q" * 3000
+            assert z.open("m", "rb").read() == b"q" * 3000
 
 
 def test_zip_in_tar(tmp_path, local, zip_bytes):
@@ -504,7 +504,7 @@ def test_zip_in_tar(tmp_path, local, zip_bytes):
         info.size = len(inner)
         tf.addfile(info, io.BytesIO(inner))
     with local.open_tar("a.tar") as tar, tar.open_zip("x/in.zip") as z:
-        assert z.open("dir/a.txt").read() == MEMBERS["dir/a.txt"]
+        assert z.open("dir/a.txt", "rb").read() == MEMBERS["dir/a.txt"]
     with pfio.open_url(f"{tmp_path}/a.tar/x/in.zip/top.txt", "rb") as f:
         assert f.read() == b"top"
 
@@ -514,7 +514,7 @@ def test_zip_on_mem(request, zip_bytes):
     with fs.open("d/a.zip", "wb") as f:
         f.write(zip_bytes(MEMBERS))
     with fs.open_zip("d/a.zip") as z:
-        assert z.open("top.txt").read() == b"top"
+        assert z.open("top.txt", "rb").read() == b"top"
 
 
 def test_from_url_opens_the_archive(make_zip, tmp_path):
@@ -526,7 +526,7 @@ def test_from_url_opens_the_archive(make_zip, tmp_path):
 def test_from_url_inside_the_archive(make_zip, tmp_path):
     make_zip(MEMBERS)
     fs = pfio.from_url(str(tmp_path / "a.zip" / "dir"))
-    assert fs.open("a.txt").read() == MEMBERS["dir/a.txt"]
+    assert fs.open("a.txt", "rb").read() == MEMBERS["dir/a.txt"]
 
 
 def test_open_url_of_a_member(make_zip, tmp_path):

@@ -26,7 +26,7 @@ def test_write_round_trip(local, tmp_path):
         assert zf.getinfo("d/e/").is_dir()
     with local.open_zip("w.zip") as z:
         assert z.open("d/e/t.txt", "r", encoding="utf-8").read() == "héllo\n"
-        assert z.open("raw.bin").read() == b"\x00\x01\x02\x03"
+        assert z.open("raw.bin", "rb").read() == b"\x00\x01\x02\x03"
 
 
 def test_write_large_member_streams_through(local):
@@ -36,7 +36,7 @@ def test_write_large_member_streams_through(local):
             f.write(chunk)
     with Zip(local, "w.zip", whole_member_limit=1 << 20) as z:
         assert z.stat("big").size == 64 << 16
-        assert z.open("big").read() == chunk * 64
+        assert z.open("big", "rb").read() == chunk * 64
 
 
 def _local_extra_length(path, name):
@@ -163,7 +163,7 @@ def test_write_on_mem_then_read(request):
     with fs.open_zip("out.zip", "w", compression="lzma") as z, z.open("m", "wb") as f:
         f.write(b"lzma data" * 100)
     with fs.open_zip("out.zip") as z:
-        assert z.open("m").read() == b"lzma data" * 100
+        assert z.open("m", "rb").read() == b"lzma data" * 100
 
 
 def test_unknown_compression_publishes_nothing(local, tmp_path):

@@ -26,10 +26,10 @@ def test_write_then_read_binary(fs):
     assert read(fs, "f.bin") == DATA
 
 
-def test_default_mode_is_binary_read(fs):
-    write(fs, "f.bin")
-    with fs.open("f.bin") as f:
-        assert f.read() == DATA
+def test_default_mode_is_text_read(fs):
+    write(fs, "f.txt")
+    with fs.open("f.txt") as f:  # as builtin open and PFIO 2.x: text, universal newlines
+        assert f.read() == "line one\nline two\nline three"
 
 
 def test_write_returns_byte_count(fs):

@@ -265,7 +265,7 @@ def test_exclusive_loses_race_at_close(factory):
         other.write(b"theirs")
     with pytest.raises(FileExistsError):
         f.close()
-    assert fs.open("x").read() == b"theirs"
+    assert fs.open("x", "rb").read() == b"theirs"
     assert sorted(fs.list()) == ["x"]
 
 
@@ -275,7 +275,7 @@ def test_read_at_leaves_position(factory):
     fs = Hdfs("/", nameservice="cluster", client_factory=factory)
     with fs.open("f", "wb") as f:
         f.write(b"0123456789")
-    with fs.open("f") as f:
+    with fs.open("f", "rb") as f:
         f.read(2)
         assert f.read_at(5, 3) == b"567"
         assert f.read_at(8, 10) == b"89"
@@ -287,7 +287,7 @@ def test_read_at_negative(factory):
     fs = Hdfs("/", nameservice="cluster", client_factory=factory)
     with fs.open("f", "wb") as f:
         f.write(b"x")
-    with fs.open("f") as f, pytest.raises(ValueError):
+    with fs.open("f", "rb") as f, pytest.raises(ValueError):
         f.read_at(-1, 1)
 
 
@@ -295,7 +295,7 @@ def test_seek_negative(factory):
     fs = Hdfs("/", nameservice="cluster", client_factory=factory)
     with fs.open("f", "wb") as f:
         f.write(b"x")
-    with fs.open("f") as f, pytest.raises(OSError):
+    with fs.open("f", "rb") as f, pytest.raises(OSError):
         f.seek(-1)
 
 
@@ -312,7 +312,7 @@ def test_reads_are_traced(factory):
         f.write(b"abc")
     pfio.trace.reset()
     with pfio.trace.tracing():
-        with fs.open("f") as f:
+        with fs.open("f", "rb") as f:
             f.read()
         requests = pfio.trace.metrics().requests
     assert requests[("hdfs", "READ")].bytes == 3

@@ -132,7 +132,7 @@ def test_invalid_mode_is_rejected(fs):
 
 def test_binary_read_is_the_reader_open_rb_makes(fs, tmp_path):
     (tmp_path / "r.bin").write_bytes(b"0123456789")
-    with fs.open("r.bin") as f, open(tmp_path / "r.bin", "rb") as plain:
+    with fs.open("r.bin", "rb") as f, open(tmp_path / "r.bin", "rb") as plain:
         assert type(f) is type(plain)
         assert (f.name, f.mode) == (plain.name, plain.mode)
         assert f.raw._blksize == plain.raw._blksize

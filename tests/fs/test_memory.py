@@ -39,7 +39,7 @@ def test_mkdir_needs_the_parent(fs):
 def test_dotdot_does_not_climb_above_the_store(fs):
     with fs.open("top", "wb") as f:
         f.write(b"t")
-    assert fs.open("../../top").read() == b"t"
+    assert fs.open("../../top", "rb").read() == b"t"
 
 
 def test_update_modes_are_unsupported(fs):
@@ -56,7 +56,7 @@ def test_pickled_fs_sees_the_same_store(fs):
     with fs.open("p", "wb") as f:
         f.write(b"pickled")
     clone = pickle.loads(pickle.dumps(fs.subfs("")))
-    assert clone.open("p").read() == b"pickled"
+    assert clone.open("p", "rb").read() == b"pickled"
 
 
 def test_concurrent_writers_and_readers(fs):
@@ -64,7 +64,7 @@ def test_concurrent_writers_and_readers(fs):
         for i in range(50):
             with fs.open(f"t{n}/f{i}", "wb") as f:
                 f.write(bytes([n]) * i)
-            assert fs.open(f"t{n}/f{i}").read() == bytes([n]) * i
+            assert fs.open(f"t{n}/f{i}", "rb").read() == bytes([n]) * i
 
     threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
     for t in threads:
@@ -77,7 +77,7 @@ def test_concurrent_writers_and_readers(fs):
 def test_reader_has_peek_and_name(fs):
     with fs.open("pk", "wb") as f:
         f.write(b"abcdef")
-    with fs.open("pk") as f:
+    with fs.open("pk", "rb") as f:
         f.read(2)
         assert f.peek(2) == b"cd"
         assert f.read() == b"cdef"

@@ -52,7 +52,7 @@ def test_a_plain_url_is_its_parent_directory_and_name(store):
     _put(fs, "d/a.txt", b"a")
     found, name = resolver.locate(f"{url}/d/a.txt")
     assert isinstance(found, MemoryFS) and name == "a.txt"
-    assert found.open(name).read() == b"a"
+    assert found.open(name, "rb").read() == b"a"
 
 
 def test_a_member_url_is_the_archive_and_the_member_path(store):
@@ -73,7 +73,7 @@ def test_nested_archives_are_opened_in_turn(store):
     url, fs = store
     _put(fs, "o.zip", _zip_bytes({"in/i.zip": _zip_bytes({"f.txt": b"inner"})}))
     found, name = resolver.locate(f"{url}/o.zip/in/i.zip/f.txt")
-    assert name == "f.txt" and found.open(name).read() == b"inner"
+    assert name == "f.txt" and found.open(name, "rb").read() == b"inner"
     assert resolver.shared_archive_count() == 2
 
 
@@ -81,7 +81,7 @@ def test_a_directory_named_like_an_archive_is_walked_into(store):
     url, fs = store
     _put(fs, "d.zip/f.txt", b"plain")
     found, name = resolver.locate(f"{url}/d.zip/f.txt")
-    assert found.open(name).read() == b"plain"
+    assert found.open(name, "rb").read() == b"plain"
 
 
 def test_a_root_url_is_the_filesystem_and_no_name(store):
@@ -124,7 +124,7 @@ def test_the_lru_is_bounded_and_releases_what_it_evicts(store, monkeypatch):
         assert pfio.open_url(f"{url}/a{i}.zip/x", "rb").read() == b"%d" % i
     assert resolver.shared_archive_count() == 2
     assert first._io.file is None  # evicted: backing file released
-    assert first.open("x").read() == b"0"  # a holder of the evicted archive still reads
+    assert first.open("x", "rb").read() == b"0"  # a holder of the evicted archive still reads
 
 
 def test_an_evicted_archive_keeps_its_file_while_a_member_is_open(store, monkeypatch):
@@ -263,7 +263,7 @@ def test_a_release_waits_for_a_read_in_progress(store, monkeypatch):
 
     monkeypatch.setattr(PositionalReader, "read_at", slow_read_at)
     result = []
-    reader = threading.Thread(target=lambda: result.append(archive.open(name).read()))
+    reader = threading.Thread(target=lambda: result.append(archive.open(name, "rb").read()))
     reader.start()
     assert started.wait(30)
     archive.release()  # as an eviction does, from another thread

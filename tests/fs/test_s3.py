@@ -37,7 +37,7 @@ def test_text_mode_round_trip(fs: S3) -> None:
 
 def test_empty_object_round_trip(fs: S3) -> None:
     put(fs, "empty", b"")
-    with fs.open("empty") as f:
+    with fs.open("empty", "rb") as f:
         assert f.read() == b""
     assert fs.stat("empty").size == 0
 
@@ -47,7 +47,7 @@ def test_from_url_roots_at_prefix(fs: S3) -> None:
     sub = pfio.from_url(f"s3://{fs.bucket}/pre")
     assert isinstance(sub, S3)
     assert list(sub.list()) == ["fix/"]
-    with sub.open("fix/x") as f:
+    with sub.open("fix/x", "rb") as f:
         assert f.read() == b"data"
 
 
@@ -70,7 +70,7 @@ def test_credentials_stay_out_of_repr(s3_env: str, s3_bucket: str) -> None:
 def test_credentials_stay_out_of_errors(s3_env: str, s3_bucket: str) -> None:
     fs = S3(s3_bucket, aws_access_key_id="AKIDSECRETID", aws_secret_access_key="VERYSECRET")
     with pytest.raises(OSError) as info:  # moto: not found; a real server: access denied
-        fs.open("missing")
+        fs.open("missing", "rb")
     assert "VERYSECRET" not in str(info.value) and "AKIDSECRETID" not in str(info.value)
 
 
@@ -184,7 +184,7 @@ def test_rename_moves_object(fs: S3) -> None:
     put(fs, "src", b"content")
     fs.rename("src", "dst/here")
     assert not fs.exists("src")
-    with fs.open("dst/here") as f:
+    with fs.open("dst/here", "rb") as f:
         assert f.read() == b"content"
 
 
@@ -201,7 +201,7 @@ def test_rename_above_copy_limit_uses_multipart_copy(fs: S3, s3_requests) -> Non
     log = s3_requests(fs)
     fs.rename("big", "moved")
     assert sum(1 for r in log if r[0] == "PUT" and r[1].endswith("/moved")) == 3  # 3 parts
-    with fs.open("moved") as f:
+    with fs.open("moved", "rb") as f:
         assert f.read() == data
 
 
@@ -233,17 +233,17 @@ def test_subfs_is_rooted_below(fs: S3) -> None:
 def test_open_directory_raises(fs: S3) -> None:
     put(fs, "d/f", b"x")
     with pytest.raises(IsADirectoryError):
-        fs.open("d")
+        fs.open("d", "rb")
 
 
 def test_open_missing_raises_on_open_with_url(fs: S3) -> None:
     with pytest.raises(FileNotFoundError, match=f"s3://{fs.bucket}/no/such"):
-        fs.open("no/such")
+        fs.open("no/such", "rb")
 
 
 def test_missing_bucket_raises_file_not_found(s3_env: str) -> None:
     with pytest.raises(FileNotFoundError, match="NoSuchBucket"):
-        S3("no-such-bucket-pfio").open("k")
+        S3("no-such-bucket-pfio").open("k", "rb")
 
 
 def test_create_bucket_option(s3_env: str) -> None:
@@ -282,10 +282,10 @@ def test_closing_a_subfs_leaves_the_parent_usable(s3_env: str, s3_bucket: str) -
     fs = S3(s3_bucket, buffering=256 << 10)  # reads of 2 blocks or more use the thread pool
     put(fs, "d/big", b"x" * (3 << 20))
     sub = fs.subfs("d")
-    with sub.open("big") as f:
+    with sub.open("big", "rb") as f:
         assert len(f.read()) == 3 << 20
     sub.close()
-    with fs.open("d/big") as f:
+    with fs.open("d/big", "rb") as f:
         assert len(f.read()) == 3 << 20
 
 

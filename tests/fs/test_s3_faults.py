@@ -36,7 +36,7 @@ def blob(direct: S3) -> bytes:
 
 def test_throttled_read_is_retried(fs: S3, blob: bytes, fault_proxy) -> None:
     fault_proxy.fail_next(2)
-    with fs.open("blob") as f:
+    with fs.open("blob", "rb") as f:
         assert f.read() == blob
     assert fault_proxy.failed == 2
 
@@ -45,7 +45,7 @@ def test_cut_body_resumes_from_last_byte(fs: S3, blob: bytes, fault_proxy,
                                          s3_requests) -> None:
     log = s3_requests(fs)
     fault_proxy.cut_next(1, after_bytes=100_000)
-    with fs.open("blob") as f:
+    with fs.open("blob", "rb") as f:
         head = f.read(200_000)
     assert head == blob[:200_000]
     assert fault_proxy.cut == 1
@@ -54,20 +54,20 @@ def test_cut_body_resumes_from_last_byte(fs: S3, blob: bytes, fault_proxy,
 
 def test_cuts_during_read_ahead_lose_nothing(fs: S3, blob: bytes, fault_proxy) -> None:
     fault_proxy.cut_next(4, after_bytes=12_345)
-    with fs.open("blob") as f:
+    with fs.open("blob", "rb") as f:
         data = b"".join(iter(lambda: f.read(50_000), b""))
     assert data == blob and fault_proxy.cut == 4
 
 
 def test_cut_during_read_at_resumes(fs: S3, blob: bytes, fault_proxy) -> None:
-    with fs.open("blob") as f:
+    with fs.open("blob", "rb") as f:
         fault_proxy.cut_next(1, after_bytes=10)
         assert f.read_at(1_100_000, 300_000) == blob[1_100_000:1_400_000]
 
 
 def test_latency_does_not_change_data(fs: S3, blob: bytes, fault_proxy) -> None:
     fault_proxy.latency = 0.02
-    with fs.open("blob") as f:
+    with fs.open("blob", "rb") as f:
         assert f.read() == blob
 
 
@@ -93,7 +93,7 @@ def test_throttled_multipart_upload_is_retried(fs: S3, direct: S3, fault_proxy) 
     fault_proxy.fail_next(3)
     with fs.open("big", "wb") as f:
         f.write(data)
-    with direct.open("big") as f:
+    with direct.open("big", "rb") as f:
         assert f.read() == data
     assert fault_proxy.failed == 3
 
@@ -101,14 +101,14 @@ def test_throttled_multipart_upload_is_retried(fs: S3, direct: S3, fault_proxy) 
 def test_throttling_beyond_attempts_raises_oserror(fs: S3, blob: bytes, fault_proxy) -> None:
     fault_proxy.fail_next(100)
     with pytest.raises(OSError, match=r"SlowDown.*after 4 attempts") as info:
-        fs.open("blob")
+        fs.open("blob", "rb")
     assert type(info.value) is OSError and "blob" in str(info.value)
 
 
 def test_forbidden_is_permission_error(fs: S3, blob: bytes, fault_proxy) -> None:
     fault_proxy.fail_next(1, status=403, code="AccessDenied")
     with pytest.raises(PermissionError, match="AccessDenied"):
-        fs.open("blob")
+        fs.open("blob", "rb")
     assert fault_proxy.requests == 1  # not retried
 
 

@@ -60,7 +60,7 @@ def test_write_then_read(mocked: None) -> None:
     with from_url("s3://mocked/base") as fs:
         with fs.open("a.txt", "w") as f:
             f.write("hello")
-        with fs.open("a.txt") as f:
+        with fs.open("a.txt", "rb") as f:
             assert f.read() == b"hello"  # PFIO 2.x: binary by default
 
 

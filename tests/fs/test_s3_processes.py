@@ -22,7 +22,7 @@ def _init_worker(fs: S3) -> None:
 
 def _digest(key: str) -> tuple[str, int]:
     assert _worker_fs is not None
-    with _worker_fs.open(key) as f:
+    with _worker_fs.open(key, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest(), os.getpid()
 
 
@@ -46,7 +46,7 @@ def dataset(s3_env: str, s3_bucket: str) -> tuple[S3, dict[str, str]]:
 def test_workers_read_through_one_pickled_fs(dataset, method: str) -> None:
     fs, digests = dataset
     fs.stat("items/00.bin")  # the parent's client and engine exist before the workers
-    with fs.open("items/00.bin") as f:  # start
+    with fs.open("items/00.bin", "rb") as f:  # start
         f.read()
     ctx = multiprocessing.get_context(method)
     keys = sorted(digests)
@@ -60,7 +60,7 @@ def test_threads_share_one_fs(dataset) -> None:
     fs, digests = dataset
 
     def digest(key: str) -> str:
-        with fs.open(key) as f:
+        with fs.open(key, "rb") as f:
             return hashlib.sha256(f.read()).hexdigest()
 
     keys = sorted(digests) * 4
@@ -70,7 +70,7 @@ def test_threads_share_one_fs(dataset) -> None:
 
 def test_threads_share_one_reader_through_read_at(dataset) -> None:
     fs, _ = dataset
-    with fs.open("items/15.bin") as f:
+    with fs.open("items/15.bin", "rb") as f:
         whole = f.read()
         spans = [(i * 1000, 1500) for i in range(20)]
         with ThreadPoolExecutor(8) as pool:
@@ -89,7 +89,7 @@ class _Items:
         return len(self.keys)
 
     def __getitem__(self, i: int) -> str:
-        with self.fs.open(self.keys[i]) as f:
+        with self.fs.open(self.keys[i], "rb") as f:
             return hashlib.sha256(f.read()).hexdigest()
 
 

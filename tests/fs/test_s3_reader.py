@@ -32,7 +32,7 @@ def test_whole_small_object_is_one_request(fs: S3, s3_requests) -> None:
     with fs.open("small", "wb") as f:
         f.write(b"x" * 100_000)
     log = s3_requests(fs)
-    with fs.open("small") as f:
+    with fs.open("small", "rb") as f:
         assert f.read() == b"x" * 100_000
     assert len(log) == 1 and log[0][0] == "GET" and log[0][2].startswith("bytes=0-")
 
@@ -41,13 +41,13 @@ def test_empty_object_is_one_request(fs: S3, s3_requests) -> None:
     with fs.open("e", "wb"):
         pass
     log = s3_requests(fs)
-    with fs.open("e") as f:
+    with fs.open("e", "rb") as f:
         assert f.read() == b"" and f.size == 0
     assert len(log) == 1
 
 
 def test_read_zero_sends_nothing(fs: S3, blob: bytes, s3_requests) -> None:
-    with fs.open("blob") as f:
+    with fs.open("blob", "rb") as f:
         log = s3_requests(fs)
         f.seek(1 << 20)
         assert f.read(0) == b""
@@ -55,7 +55,7 @@ def test_read_zero_sends_nothing(fs: S3, blob: bytes, s3_requests) -> None:
 
 
 def test_seek_inside_buffer_keeps_buffer(fs: S3, blob: bytes, s3_requests) -> None:
-    with fs.open("blob") as f:
+    with fs.open("blob", "rb") as f:
         log = s3_requests(fs)
         f.seek(5000)
         assert f.read(100) == blob[5000:5100]
@@ -65,7 +65,7 @@ def test_seek_inside_buffer_keeps_buffer(fs: S3, blob: bytes, s3_requests) -> No
 
 
 def test_random_read_fetches_only_what_is_asked(fs: S3, blob: bytes, s3_requests) -> None:
-    with fs.open("blob") as f:
+    with fs.open("blob", "rb") as f:
         log = s3_requests(fs)
         f.seek(1_400_000)
         assert f.read(1000) == blob[1_400_000:1_401_000]
@@ -74,13 +74,13 @@ def test_random_read_fetches_only_what_is_asked(fs: S3, blob: bytes, s3_requests
 
 
 def test_sequential_read_is_exact(fs: S3, blob: bytes) -> None:
-    with fs.open("blob") as f:
+    with fs.open("blob", "rb") as f:
         chunks = list(iter(lambda: f.read(70_001), b""))
     assert b"".join(chunks) == blob
 
 
 def test_sequential_read_prefetches_next_blocks(fs: S3, blob: bytes, s3_requests) -> None:
-    with fs.open("blob") as f:
+    with fs.open("blob", "rb") as f:
         log = s3_requests(fs)
         f.seek(1 << 20)
         f.read(10)  # runs off the first buffer's end: the next block plus read-ahead
@@ -94,14 +94,14 @@ def test_sequential_read_prefetches_next_blocks(fs: S3, blob: bytes, s3_requests
 
 def test_readinto_fills_caller_buffer(fs: S3, blob: bytes) -> None:
     buf = bytearray(len(blob) + 10)
-    with fs.open("blob") as f:
+    with fs.open("blob", "rb") as f:
         n = f.readinto(buf)
     assert n == len(blob) and buf[:n] == blob
 
 
 def test_large_readinto_fetches_blocks_concurrently_into_buffer(fs: S3, blob: bytes,
                                                                s3_requests) -> None:
-    with fs.open("blob") as f:
+    with fs.open("blob", "rb") as f:
         f.seek(1 << 20)
         log = s3_requests(fs)
         view = memoryview(bytearray(512 << 10))
@@ -111,7 +111,7 @@ def test_large_readinto_fetches_blocks_concurrently_into_buffer(fs: S3, blob: by
 
 
 def test_peek_does_not_move(fs: S3, blob: bytes) -> None:
-    with fs.open("blob") as f:
+    with fs.open("blob", "rb") as f:
         f.seek(3)
         assert f.peek(4)[:4] == blob[3:7]
         assert f.tell() == 3
@@ -120,13 +120,13 @@ def test_peek_does_not_move(fs: S3, blob: bytes) -> None:
 def test_read1_and_readline_work(fs: S3) -> None:
     with fs.open("lines", "wb") as f:
         f.write(b"one\ntwo\n")
-    with fs.open("lines") as f:
+    with fs.open("lines", "rb") as f:
         assert f.readline() == b"one\n"
         assert f.read1(100) == b"two\n"
 
 
 def test_seek_whence_and_eof(fs: S3, blob: bytes) -> None:
-    with fs.open("blob") as f:
+    with fs.open("blob", "rb") as f:
         assert f.seek(-10, io.SEEK_END) == len(blob) - 10
         assert f.read() == blob[-10:]
         assert f.read() == b""
@@ -137,7 +137,7 @@ def test_seek_whence_and_eof(fs: S3, blob: bytes) -> None:
 
 
 def test_read_at_is_one_request_and_keeps_position(fs: S3, blob: bytes, s3_requests) -> None:
-    with fs.open("blob") as f:
+    with fs.open("blob", "rb") as f:
         f.seek(7)
         log = s3_requests(fs)
         assert f.read_at(1_200_000, 5000) == blob[1_200_000:1_205_000]
@@ -146,7 +146,7 @@ def test_read_at_is_one_request_and_keeps_position(fs: S3, blob: bytes, s3_reque
 
 
 def test_read_tail_is_one_suffix_request(fs: S3, blob: bytes, s3_requests) -> None:
-    with fs.open("blob") as f:
+    with fs.open("blob", "rb") as f:
         log = s3_requests(fs)
         offset, data = f.read_tail(3000)
     assert (offset, data) == (len(blob) - 3000, blob[-3000:])
@@ -154,12 +154,12 @@ def test_read_tail_is_one_suffix_request(fs: S3, blob: bytes, s3_requests) -> No
 
 
 def test_read_at_beyond_end_is_empty(fs: S3, blob: bytes) -> None:
-    with fs.open("blob") as f:
+    with fs.open("blob", "rb") as f:
         assert f.read_at(len(blob) + 5, 10) == b""
 
 
 def test_pickled_reader_reopens_at_position(fs: S3, blob: bytes) -> None:
-    with fs.open("blob") as f:
+    with fs.open("blob", "rb") as f:
         f.seek(1_000_000)
         clone = pickle.loads(pickle.dumps(f))
     with clone:
@@ -168,7 +168,7 @@ def test_pickled_reader_reopens_at_position(fs: S3, blob: bytes) -> None:
 
 
 def test_closed_reader_refuses_reads(fs: S3, blob: bytes) -> None:
-    f = fs.open("blob")
+    f = fs.open("blob", "rb")
     f.close()
     with pytest.raises(ValueError):
         f.read(1)
@@ -182,7 +182,7 @@ def test_text_reader_over_s3(fs: S3) -> None:
 
 
 def test_sequential_run_after_seek_grows_fetches(fs: S3, blob: bytes, s3_requests) -> None:
-    with fs.open("blob") as f:
+    with fs.open("blob", "rb") as f:
         log = s3_requests(fs)
         f.seek(1_100_000)
         assert f.read(10_000) == blob[1_100_000:1_110_000]

@@ -37,7 +37,7 @@ def test_large_write_is_multipart(fs: S3, s3_requests) -> None:
             f.write(data[i:i + 3 * MIB + 1])
     assert [r[0] for r in log].count("PUT") == 3  # parts of 5 + 5 + 2 MiB
     assert [r[0] for r in log].count("POST") == 2  # create and complete
-    with fs.open("big") as f:
+    with fs.open("big", "rb") as f:
         assert f.read() == data
 
 
@@ -83,7 +83,7 @@ def test_overwrite_replaces_object(fs: S3) -> None:
     for content in (b"first", b"second"):
         with fs.open("f", "wb") as f:
             f.write(content)
-    with fs.open("f") as f:
+    with fs.open("f", "rb") as f:
         assert f.read() == b"second"
 
 
@@ -126,5 +126,5 @@ def test_each_part_carries_the_crc32_of_its_body(fs: S3) -> None:
         f.write(data)
     parts = [data[:5 * MIB], data[5 * MIB:10 * MIB], data[10 * MIB:]]
     assert sorted(v for m, v in seen if m == "PUT") == sorted(crc32_of(p) for p in parts)
-    with fs.open("big") as f:
+    with fs.open("big", "rb") as f:
         assert f.read() == data

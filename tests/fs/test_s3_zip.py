@@ -55,7 +55,7 @@ def test_a_member_read_is_one_bounded_get(fs: S3, members: dict[str, bytes], s3_
                                           name: str) -> None:
     with fs.open_zip("data.zip") as z:
         log = s3_requests(fs)
-        with z.open(name) as f:
+        with z.open(name, "rb") as f:
             assert f.read() == members[name]
     assert len(log) == 1
     start, stop = map(int, log[0][2][len("bytes="):].split("-"))
@@ -65,19 +65,19 @@ def test_a_member_read_is_one_bounded_get(fs: S3, members: dict[str, bytes], s3_
 def test_a_member_in_the_tail_read_at_opening_costs_no_request(fs: S3, members, s3_requests):
     with fs.open_zip("data.zip") as z:
         log = s3_requests(fs)
-        with z.open("dir/m039.bin") as f:
+        with z.open("dir/m039.bin", "rb") as f:
             assert f.read() == members["dir/m039.bin"]
     assert log == []
 
 
 def test_missing_member_is_file_not_found(fs: S3) -> None:
     with fs.open_zip("data.zip") as z, pytest.raises(FileNotFoundError):
-        z.open("dir/none")
+        z.open("dir/none", "rb")
 
 
 def _read_member(args: tuple) -> bytes:
     archive, name = args
-    with archive.open(name) as f:
+    with archive.open(name, "rb") as f:
         return f.read()
 
 
@@ -117,7 +117,7 @@ def test_each_tar_member_read_is_one_bounded_get(tar_fs: S3, members: dict[str, 
         log = s3_requests(tar_fs)
         for name in ["dir/m020.bin", "dir/m031.bin"]:  # beyond the first MiB read at opening
             before = len(log)
-            with tar.open(name) as f:
+            with tar.open(name, "rb") as f:
                 assert f.read() == members[name]
             assert len(log) == before + 1
             start, stop = map(int, log[-1][2][len("bytes="):].split("-"))

@@ -30,7 +30,7 @@ def test_an_archive_view_shares_the_open_backing_file(archive):
     opened = archive._io.file
     view = archive.subfs("d")
     assert view._io is archive._io and view._io.file is opened
-    assert view.open("x").read() == b"x" and view._io.file is opened
+    assert view.open("x", "rb").read() == b"x" and view._io.file is opened
     assert sorted(view.list()) == ["e/", "x"]
 
 
@@ -38,7 +38,7 @@ def test_closing_an_archive_view_releases_the_file_and_the_archive_reads_on(arch
     view = archive.subfs("d")
     view.close()
     assert archive._io.file is None
-    assert archive.open("d/e/y").read() == b"y"
+    assert archive.open("d/e/y", "rb").read() == b"y"
 
 
 def test_an_s3_view_shares_the_thread_pool():

@@ -25,7 +25,7 @@ def test_io_open_is_patched_too(remote):
     patch_all("builtins")
     with io.open(f"{url}/b.bin", "wb") as f:  # noqa: UP020 - io.open is patched too
         f.write(b"\x00\x01")
-    assert fs.open("b.bin").read() == b"\x00\x01"
+    assert fs.open("b.bin", "rb").read() == b"\x00\x01"
 
 
 def test_open_of_a_missing_remote_file_raises_file_not_found(remote):
@@ -60,7 +60,7 @@ def test_open_passes_keywords_to_urls(remote):
     patch_all("builtins")
     with open(file=f"{url}/kw.txt", mode="w", encoding="utf-16", newline="\r\n") as f:
         f.write("a\n")
-    assert fs.open("kw.txt").read() == "a\r\n".encode("utf-16")
+    assert fs.open("kw.txt", "rb").read() == "a\r\n".encode("utf-16")
     with open(f"{url}/kw.txt", encoding="utf-16", newline="") as f:
         assert f.read() == "a\r\n"
 

@@ -28,7 +28,7 @@ def data(tmp_path):
 
 
 def test_every_kind_of_read_counts_its_calls_and_bytes(tracer, data):
-    with data.open("d.bin") as f:
+    with data.open("d.bin", "rb") as f:
         assert f.read(2) == b"li"
         assert f.read1(3) == b"ne "
         buf = bytearray(4)
@@ -46,14 +46,14 @@ def test_iterating_counts_each_readline_call(tracer, data):
 
 
 def test_a_file_opened_but_never_read_reports_no_reads(tracer, data):
-    data.open("d.bin").close()
+    data.open("d.bin", "rb").close()
     got = trace.metrics().operations
     assert got[("file", "open")].count == 1
     assert ("file", "read") not in got
 
 
 def test_the_reader_behaves_as_open_rb(tracer, data, tmp_path):
-    with data.open("d.bin") as f, open(tmp_path / "d.bin", "rb") as plain:
+    with data.open("d.bin", "rb") as f, open(tmp_path / "d.bin", "rb") as plain:
         assert type(f) is not TracedFile and isinstance(f, io.BufferedReader)
         assert (f.name, f.mode, f.raw.name) == (plain.name, plain.mode, plain.raw.name)
         assert f.peek(1)[:1] == b"l" and f.seek(5) == 5 and f.read() == plain.read()[5:]
@@ -61,14 +61,14 @@ def test_the_reader_behaves_as_open_rb(tracer, data, tmp_path):
 
 def test_a_missing_file_is_a_counted_error(tracer, data):
     with pytest.raises(FileNotFoundError):
-        data.open("missing.bin")
+        data.open("missing.bin", "rb")
     assert trace.metrics().operations[("file", "open")].errors == 1
 
 
 def test_a_directory_is_a_counted_error(tracer, data, tmp_path):
     (tmp_path / "sub").mkdir()
     with pytest.raises(IsADirectoryError):
-        data.open("sub")
+        data.open("sub", "rb")
     assert trace.metrics().operations[("file", "open")].errors == 1
 
 
@@ -78,13 +78,13 @@ def test_a_subclass_that_maps_paths_its_own_way_is_opened_by_its_own_code(tracer
             return super()._path(f"p-{path}")
 
     (tmp_path / "p-x").write_bytes(b"abc")
-    with Prefixed(tmp_path).open("x") as f:
+    with Prefixed(tmp_path).open("x", "rb") as f:
         assert f.read() == b"abc"
     assert (reads().count, reads().bytes) == (1, 3)
 
 
 def test_a_reader_becomes_one_span_with_its_totals_and_path(spans, data, tmp_path):
-    with data.open("d.bin") as f:
+    with data.open("d.bin", "rb") as f:
         f.read(4)
         f.read()
     [span] = file_spans(tmp_path)
@@ -95,7 +95,7 @@ def test_a_reader_becomes_one_span_with_its_totals_and_path(spans, data, tmp_pat
 
 
 def test_a_spanned_reader_counts_every_kind_of_read_in_its_span(spans, data, tmp_path):
-    with data.open("d.bin") as f:
+    with data.open("d.bin", "rb") as f:
         f.read1(4)
         f.readline()
         f.readinto(bytearray(4))
@@ -105,7 +105,7 @@ def test_a_spanned_reader_counts_every_kind_of_read_in_its_span(spans, data, tmp
 
 
 def test_a_reader_dropped_unclosed_still_becomes_a_span(spans, data, tmp_path):
-    f = data.open("d.bin")
+    f = data.open("d.bin", "rb")
     f.read()
     del f
     gc.collect()

@@ -131,7 +131,7 @@ def test_http_cache_index_checks(server, i):
 def test_http_cached_fs_reads_through_the_server(server, tmp_path):
     (tmp_path / "f.txt").write_text("hello")
     fs = pfio.v2.HTTPCachedFS(server, pfio.v2.Local(str(tmp_path)))
-    with fs.open("f.txt") as f:
+    with fs.open("f.txt", "rb") as f:
         assert f.read() == b"hello"
     [stored] = OnMemoryHTTPServerForTest.files.values()
     assert stored == b"hello"

@@ -44,15 +44,15 @@ MISSING_MEMBERS = {
     ("Hdfs", "normpath"): "Hdfs resolves paths itself; no public normpath",
 }
 
-_OPEN_MODE = ("pfio's FS.open defaults to 'rb' on every filesystem, as PFIO 2.10's FS.open "
-              "declared; PFIO 2.10's Local, Zip and S3 overrode it with 'r'")
+_OPEN_MODE = ("pfio's FS.open defaults to text ('r') on every filesystem, as builtin open and "
+              "PFIO 2.10's Local, Zip and S3 do; PFIO 2.10's FS, Hdfs and HTTPCachedFS said 'rb'")
 _ENGINE = "pfio's S3 engine chose its own values (pfio.fs.s3)"
 
 #: (class.method, argument) -> why its default or its presence differs
 ARGUMENT_DIFFERENCES = {
-    ("Local.open", "mode"): _OPEN_MODE,
-    ("Zip.open", "mode"): _OPEN_MODE,
-    ("S3.open", "mode"): _OPEN_MODE,
+    ("FS.open", "mode"): _OPEN_MODE,
+    ("Hdfs.open", "mode"): _OPEN_MODE,
+    ("HTTPCachedFS.open", "mode"): _OPEN_MODE,
     ("S3.__init__", "prefix"): "'' and None both mean the bucket's top",
     ("S3.__init__", "mpu_chunksize"): _ENGINE,
     ("S3.__init__", "connect_timeout"): _ENGINE,
