@@ -28,6 +28,16 @@ CONTAINER_SUFFIXES: tuple[tuple[str, str], ...] = (
 )
 
 
+def _markers(suffixes: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    """The fewest strings one of which a path holds when it holds any of ``suffixes``
+    (``.tar`` covers ``.tar.gz``): the fast test of :func:`split_container_path`."""
+    names = {s for s, _ in suffixes}
+    return tuple(s for s in names if not any(o != s and o in s for o in names))
+
+
+_MARKERS = _markers(CONTAINER_SUFFIXES)
+
+
 def add_container_suffix(suffix: str, kind: str) -> None:
     """Open path components ending in ``suffix`` (case-insensitive) as containers of
     ``kind`` (see :func:`pfio.registry.register_container`)."""
@@ -37,12 +47,19 @@ def add_container_suffix(suffix: str, kind: str) -> None:
         raise ValueError(f"a container suffix starts with '.' and has no '/': {suffix!r}")
     kept = [(s, k) for s, k in CONTAINER_SUFFIXES if s != suffix]
     CONTAINER_SUFFIXES = tuple(sorted(kept + [(suffix, kind)], key=lambda sk: -len(sk[0])))
+    _refresh_markers()
 
 
 def remove_container_suffixes(kind: str) -> None:
     """Stop opening path components as containers of ``kind``."""
     global CONTAINER_SUFFIXES
     CONTAINER_SUFFIXES = tuple((s, k) for s, k in CONTAINER_SUFFIXES if k != kind)
+    _refresh_markers()
+
+
+def _refresh_markers() -> None:
+    global _MARKERS
+    _MARKERS = _markers(CONTAINER_SUFFIXES)
 
 
 class URI(NamedTuple):
@@ -152,7 +169,10 @@ def split_container_path(path: str) -> tuple[str, list[tuple[str, str]], str]:
     ('/data', [('train.zip', 'zip')], 'img/1.jpg')
     """
     lowered = path.lower()
-    if not any(suffix in lowered for suffix, _ in CONTAINER_SUFFIXES):
+    for marker in _MARKERS:
+        if marker in lowered:
+            break
+    else:
         return path, [], ""  # fast path: no component can name a container
     parts = path.split("/")
     containers: list[tuple[str, str]] = []
