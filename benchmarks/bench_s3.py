@@ -14,8 +14,10 @@ with any client measured.
 3. A 256 MiB object read and written sequentially (8 MiB ``copyfileobj`` chunks), best of
    3 interleaved rounds: MB/s against boto3's ``download_fileobj``/``upload_fileobj``
    (target >= 0.9x; moto's time to complete an upload varies from run to run), and the peak
-   memory of the writer (tracemalloc peak of the write minus that of the same
-   ``copyfileobj`` into a discarding sink) against the configured part buffers.
+   memory of the writer (how far the resident set of a fresh process rises while it writes
+   the object, native buffers included) against the configured part buffers. Not tracemalloc:
+   with it on, CPython 3.11 crashes when a native thread (awscrt's event loop) takes the
+   GIL, since each such call makes a new thread state under tracemalloc's allocator.
 4. When a Ceph RADOS Gateway runs (``scripts/ceph-rgw.sh start``; ``PFIO_TEST_CEPH_*`` in the
    environment, else ``PFIO_CEPH_ENV``, default ``/tmp/pfio-ceph/env``): pfio (its default
    S3 engine, or ``PFIO_S3_ENGINE``) against boto3, obstore 0.12 and s3torchconnectorclient
@@ -28,11 +30,11 @@ with any client measured.
 from __future__ import annotations
 
 import io
+import multiprocessing
 import os
 import random
 import shutil
 import sys
-import tracemalloc
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -179,6 +181,29 @@ def _zip_members(endpoint: str, quick: bool, credentials: dict[str, str] = CREDE
                 None, higher_is_better=False, unit="KiB")]
 
 
+def _writer_peak(endpoint: str, size: int) -> int:
+    """Bytes by which writing ``size`` bytes through a new pfio S3 writer raises this
+    process's resident set above what it was before (Linux: the peak is reset through
+    ``/proc/self/clear_refs`` first); run in a fresh process."""
+    data = os.urandom(size)
+    fs = S3("seq", endpoint=endpoint)
+    before = _status_kib("VmRSS")
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # reset the peak resident set size (VmHWM)
+    with fs.open("peak", "wb") as f:
+        shutil.copyfileobj(io.BytesIO(data), f, 8 * MIB)
+    return (_status_kib("VmHWM") - before) * 1024
+
+
+def _status_kib(field: str) -> int:
+    """A ``kB`` field of ``/proc/self/status``."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise LookupError(field)
+
+
 def _sequential(endpoint: str, quick: bool) -> list[Row]:
     size = (32 if quick else 256) * MIB
     data = os.urandom(size)
@@ -203,15 +228,8 @@ def _sequential(endpoint: str, quick: bool) -> list[Row]:
         for fn in (ours_write, boto_write, ours_read, boto_read):
             best[fn.__name__] = min(best.get(fn.__name__, float("inf")), best_of(fn, 1))
     rates = {name: size / MIB / seconds for name, seconds in best.items()}
-    def peak(fn) -> float:  # noqa: ANN001
-        tracemalloc.start()
-        fn()
-        high = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-        return high
-
-    callers = peak(lambda: shutil.copyfileobj(io.BytesIO(data), _Discard(), 8 * MIB))
-    writer_peak = peak(ours_write) - callers
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        writer_peak = pool.apply(_writer_peak, (endpoint, size))
     bound = (fs.mpu_concurrency + 2) * fs.mpu_chunksize
     label = f"{size // MIB} MiB object"
     return [
