@@ -30,10 +30,10 @@ with any client measured.
 from __future__ import annotations
 
 import io
-import multiprocessing
 import os
 import random
 import shutil
+import subprocess
 import sys
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
@@ -228,8 +228,10 @@ def _sequential(endpoint: str, quick: bool) -> list[Row]:
         for fn in (ours_write, boto_write, ours_read, boto_read):
             best[fn.__name__] = min(best.get(fn.__name__, float("inf")), best_of(fn, 1))
     rates = {name: size / MIB / seconds for name, seconds in best.items()}
-    with multiprocessing.get_context("spawn").Pool(1) as pool:
-        writer_peak = pool.apply(_writer_peak, (endpoint, size))
+    code = (f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); "
+            f"import bench_s3; print(bench_s3._writer_peak({endpoint!r}, {size}))")
+    writer_peak = int(subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                     text=True, check=True).stdout)
     bound = (fs.mpu_concurrency + 2) * fs.mpu_chunksize
     label = f"{size // MIB} MiB object"
     return [
