@@ -2,6 +2,7 @@
 reads use a private object cache, and ``remote`` runs a test on ``mem://`` and on S3 (a moto
 server over real HTTP)."""
 
+import os
 import secrets
 import shutil
 import site
@@ -68,3 +69,16 @@ def startup_hook_path(tmp_path_factory):
     (root / "sitecustomize.py").write_text(
         f"import site\nsite.addsitedir({str(root / 'site')!r})\n")
     return [str(root)]
+
+
+def worker_env(s3_server, cache_home: Path, pythonpath: list[str]) -> dict[str, str]:
+    """The environment of a script run in a fresh process against ``s3_server``: its
+    credentials and endpoint, an object cache under ``cache_home``, no inherited patches,
+    and ``pythonpath`` ahead of the current ``PYTHONPATH``."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PFIO_PATCHES", "AWS_ENDPOINT_URL", "AWS_PROFILE")}
+    env.update(s3_server.credentials, S3_ENDPOINT=s3_server.endpoint,
+               XDG_CACHE_HOME=str(cache_home),
+               PYTHONPATH=os.pathsep.join(filter(None, [*pythonpath,
+                                                        os.environ.get("PYTHONPATH")])))
+    return env

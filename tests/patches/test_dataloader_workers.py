@@ -23,6 +23,8 @@ import pytest
 
 from pfio.fs.s3 import S3
 
+from .conftest import worker_env
+
 #: the directory of imread_dataset.py, which the workers import
 HERE = os.path.dirname(os.path.abspath(__file__))
 METHODS = ["fork", "spawn", "forkserver"]
@@ -97,12 +99,7 @@ def training_run(s3_server, tmp_path_factory, startup_hook_path):
         urls = [f"s3://{bucket}/train/{path}" for path in _write_images(fs)]
     tmp = tmp_path_factory.mktemp("training")
     (tmp / "train.py").write_text(TRAIN_SCRIPT)
-    env = {k: v for k, v in os.environ.items() if k != "PFIO_PATCHES"}
-    env.update(creds, S3_ENDPOINT=s3_server.endpoint, XDG_CACHE_HOME=str(tmp / "xdg"),
-               PYTHONPATH=os.pathsep.join(filter(None, [HERE, *startup_hook_path,
-                                                         os.environ.get("PYTHONPATH")])))
-    env.pop("AWS_ENDPOINT_URL", None)
-    env.pop("AWS_PROFILE", None)
+    env = worker_env(s3_server, tmp / "xdg", [HERE, *startup_hook_path])
     result = subprocess.run([sys.executable, str(tmp / "train.py"), ",".join(METHODS), *urls],
                             env=env, cwd=tmp, capture_output=True, text=True, timeout=240)
     assert result.returncode == 0, result.stderr[-4000:]

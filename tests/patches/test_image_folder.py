@@ -18,6 +18,7 @@ from pfio import trace
 from pfio.fs.s3 import S3
 from pfio.patches import patch_all
 
+from .conftest import worker_env
 from .image_folder import ImageFolder
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -148,12 +149,7 @@ def training_run(s3_server, tmp_path_factory, startup_hook_path):
         _write_tree(fs)
     tmp = tmp_path_factory.mktemp("image-folder")
     (tmp / "train.py").write_text(TRAIN_SCRIPT)
-    env = {k: v for k, v in os.environ.items() if k != "PFIO_PATCHES"}
-    env.update(creds, S3_ENDPOINT=s3_server.endpoint, XDG_CACHE_HOME=str(tmp / "xdg"),
-               PYTHONPATH=os.pathsep.join(filter(None, [HERE, *startup_hook_path,
-                                                         os.environ.get("PYTHONPATH")])))
-    env.pop("AWS_ENDPOINT_URL", None)
-    env.pop("AWS_PROFILE", None)
+    env = worker_env(s3_server, tmp / "xdg", [HERE, *startup_hook_path])
     roots = [f"s3://{bucket}/train", f"s3://{bucket}/train.zip"]
     result = subprocess.run([sys.executable, str(tmp / "train.py"), ",".join(METHODS), *roots],
                             env=env, cwd=tmp, capture_output=True, text=True, timeout=240)
