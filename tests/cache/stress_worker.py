@@ -152,10 +152,6 @@ def run(role: str, config: dict[str, Any]) -> dict[str, Any]:
                     report["evictions"] += 1
         except Exception:
             report["errors"].append(traceback.format_exc(limit=6))
-    if role == "read":  # the cache ends with entries for the test to check
-        for name in STABLE:
-            if name.startswith("stable/small"):
-                read_stable(fs, rng, report, name)
     return report
 
 
