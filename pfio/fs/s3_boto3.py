@@ -18,13 +18,17 @@ if TYPE_CHECKING:
 class Boto3Engine:
     """S3's data path over the botocore client of ``connection``."""
 
+    plain_gets = True
+
     def __init__(self, connection: S3Connection, hooks: list[RequestHook]) -> None:
         self._client = connection.client()  # its before-send event calls the hooks
 
     def get(self, bucket: str, key: str, rng: str, if_match: str | None,
             sink: BodySink) -> None:
         kwargs = {"IfMatch": if_match} if if_match else {}
-        response = self._client.get_object(Bucket=bucket, Key=key, Range=rng, **kwargs)
+        if rng:
+            kwargs["Range"] = rng
+        response = self._client.get_object(Bucket=bucket, Key=key, **kwargs)
         meta = response["ResponseMetadata"]
         body = response["Body"]
         try:

@@ -1,15 +1,17 @@
 """``S3Connection``: what the readers and writers of one S3 filesystem talk to.
 
-One connection object holds, per process: the engine that moves the bytes (a native
-``awscrt`` HTTP client by default, botocore with ``engine="boto3"``), the botocore client
-for listing, HEAD, DELETE and copies, the pool of background threads, the retry policy and
-the URL of a key. It is created lazily in each process (a forked child, a spawned or
-forkserver worker all make their own engine), so it may be pickled with the filesystem and
-its open readers.
+One connection object holds, per process: the engine that moves the bytes, the botocore
+client for listing, HEAD, DELETE and copies, the pool of background threads, the retry
+policy and the URL of a key. It is created lazily in each process (a forked child, a
+spawned or forkserver worker all make their own engine), so it may be pickled with the
+filesystem and its open readers.
 
-The engine is chosen by ``S3(engine=...)``, else ``$PFIO_S3_ENGINE``, else ``"crt"`` where
-``awscrt`` is installed, else ``"boto3"``; ``"boto3"`` is always used while moto's
-in-process ``mock_aws`` is active (it intercepts botocore, which a native engine bypasses).
+The engines: ``"http"`` (the default: pfio's own HTTP/1.1 client on the standard library's
+sockets, :mod:`pfio.fs.s3_http`), ``"crt"`` (AWS's C runtime, ``awscrt``, where it is
+installed: :mod:`pfio.fs.s3_crt`) and ``"boto3"`` (botocore). One is chosen by
+``S3(engine=...)``, else ``$PFIO_S3_ENGINE``, else ``"http"``; ``"boto3"`` is always used
+while moto's in-process ``mock_aws`` is active (it intercepts botocore, which the other
+engines bypass).
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 #: engine name -> ``module:class`` (imported when first used)
-ENGINES = {"crt": "pfio.fs.s3_crt:CrtEngine", "boto3": "pfio.fs.s3_boto3:Boto3Engine"}
+ENGINES = {"http": "pfio.fs.s3_http:HttpEngine", "crt": "pfio.fs.s3_crt:CrtEngine",
+           "boto3": "pfio.fs.s3_boto3:Boto3Engine"}
 
 #: ``hook(method, path, headers)``, called before each request is sent (``path`` is
 #: ``/bucket/key``, the header names are lower-case)
@@ -52,11 +55,30 @@ class BodySink(Protocol):
     def advance(self, n: int) -> None:
         """``n`` bytes were read into :meth:`target`."""
 
-    def write(self, chunk: Any) -> None:
-        """The next piece of the body."""
+    def write(self, chunk: Any) -> int:
+        """The next piece of the body; returns how many of its bytes were taken (fewer
+        once the sink is complete)."""
 
     def complete(self) -> bool:
         """True once every byte wanted has arrived."""
+
+    def take_rest(self, rest: BodyRest) -> bool:
+        """The sink is complete and the body goes on: True when it takes ``rest`` to read
+        on (and to close), False to have the engine drop it."""
+
+
+class BodyRest(Protocol):
+    """The unread rest of a response body, still on its connection."""
+
+    #: bytes not read yet
+    left: int
+
+    def readinto(self, target: memoryview) -> int:
+        """Fill ``target`` with the next bytes (all of them unless the body ends first);
+        raises ``ConnectionError`` or ``TimeoutError`` when the connection fails."""
+
+    def close(self) -> None:
+        """Drop the rest."""
 
 
 class Engine(Protocol):
@@ -72,6 +94,11 @@ class Engine(Protocol):
     botocore does: a dict with ``ResponseMetadata`` (``HTTPStatusCode``) and the fields
     pfio reads (``ETag`` of a part, ``UploadId``).
     """
+
+    #: True when :meth:`get` takes ``rng=""`` (no ``Range`` header: a plain GET of the
+    #: whole object) and stops receiving once the sink is complete, handing the rest of a
+    #: long body to the sink (``take_rest``) or dropping its connection
+    plain_gets: bool
 
     def get(self, bucket: str, key: str, rng: str, if_match: str | None,
             sink: BodySink) -> None: ...
@@ -139,21 +166,16 @@ def requested_engine(requested: str | None) -> str | None:
     return name
 
 
+#: the engine used unless one is asked for
+DEFAULT_ENGINE = "http"
+
+
 def engine_name(requested: str | None) -> str:
     """The engine to use now: ``"boto3"`` while ``mock_aws`` is active, else ``requested``,
-    else ``"crt"`` where ``awscrt`` is installed, else ``"boto3"``."""
+    else :data:`DEFAULT_ENGINE`."""
     if mock_aws_active():
         return "boto3"
-    return requested or _default_engine()
-
-
-@functools.cache
-def _default_engine() -> str:
-    try:
-        import awscrt  # noqa: F401
-    except ImportError:
-        return "boto3"
-    return "crt"
+    return requested or DEFAULT_ENGINE
 
 
 class _Transport:
@@ -336,6 +358,6 @@ def _make_client(settings: S3Settings) -> Any:
     return client
 
 
-__all__ = ["S3Connection", "S3Settings", "Engine", "BodySink", "engine_name",
+__all__ = ["S3Connection", "S3Settings", "Engine", "BodySink", "BodyRest", "engine_name",
            "requested_engine",
            "mock_aws_active", "ENGINES"]

@@ -28,20 +28,16 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
-from xml.sax.saxutils import escape
 
 from awscrt import auth, http, s3
 from awscrt import io as crt_io
 from awscrt.exceptions import AwsCrtError
 
-from .s3_errors import ServerError
+from .s3_wire import check_completion, completion_body, server_error, with_upload_id
 
 if TYPE_CHECKING:
     from .s3_connection import BodySink, RequestHook, S3Connection
 
-_CODE = re.compile(rb"<Code>([^<]*)</Code>")
-_MESSAGE = re.compile(rb"<Message>([^<]*)</Message>")
-_UPLOAD_ID = re.compile(rb"<UploadId>([^<]*)</UploadId>")
 _TIMEOUTS = {"AWS_IO_SOCKET_TIMEOUT", "AWS_ERROR_HTTP_RESPONSE_FIRST_BYTE_TIMEOUT"}
 _SPAN = re.compile(r"bytes=(\d+)-(\d+)$")
 
@@ -56,6 +52,8 @@ PART_SIZE = 8 << 20
 
 class CrtEngine:
     """S3's data path over ``awscrt`` (see the module documentation)."""
+
+    plain_gets = False
 
     def __init__(self, connection: S3Connection, hooks: list[RequestHook]) -> None:
         settings = connection.settings
@@ -97,7 +95,7 @@ class CrtEngine:
 
     def get(self, bucket: str, key: str, rng: str, if_match: str | None,
             sink: BodySink) -> None:
-        headers = [("range", rng)]
+        headers = [("range", rng)] if rng else []
         if if_match:
             headers.append(("if-match", if_match))
         span = _SPAN.match(rng)
@@ -111,14 +109,8 @@ class CrtEngine:
         return self._send("PUT", bucket, key, "", [("x-amz-checksum-crc32", crc32)], body)
 
     def create_multipart_upload(self, bucket: str, key: str) -> dict[str, Any]:
-        response = self._send("POST", bucket, key, "uploads",
-                              [("x-amz-checksum-algorithm", "CRC32")], b"")
-        match = _UPLOAD_ID.search(response["Body"])
-        if match is None:
-            raise ServerError(response["ResponseMetadata"]["HTTPStatusCode"], "NoUploadId",
-                              "no UploadId in the answer", {})
-        response["UploadId"] = match.group(1).decode()
-        return response
+        return with_upload_id(self._send("POST", bucket, key, "uploads",
+                                         [("x-amz-checksum-algorithm", "CRC32")], b""))
 
     def upload_part(self, bucket: str, key: str, upload_id: str, number: int, body: Any,
                     crc32: str) -> dict[str, Any]:
@@ -127,16 +119,9 @@ class CrtEngine:
 
     def complete_multipart_upload(self, bucket: str, key: str, upload_id: str,
                                   parts: list[dict[str, Any]]) -> dict[str, Any]:
-        xml = "".join(
-            f"<Part><PartNumber>{p['PartNumber']}</PartNumber><ETag>{escape(p['ETag'])}</ETag>"
-            + (f"<ChecksumCRC32>{p['ChecksumCRC32']}</ChecksumCRC32>"
-               if "ChecksumCRC32" in p else "") + "</Part>" for p in parts)
-        body = f"<CompleteMultipartUpload>{xml}</CompleteMultipartUpload>".encode()
-        response = self._send("POST", bucket, key, f"uploadId={quote(upload_id, safe='')}",
-                              [("content-type", "application/xml")], body)
-        if b"<Error>" in response["Body"]:  # S3 may fail a completion inside a 200
-            raise _server_error(500, response["Body"], {})
-        return response
+        return check_completion(self._send(
+            "POST", bucket, key, f"uploadId={quote(upload_id, safe='')}",
+            [("content-type", "application/xml")], completion_body(parts)))
 
     def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:
         return self._send("DELETE", bucket, key, f"uploadId={quote(upload_id, safe='')}", [],
@@ -170,7 +155,7 @@ class CrtEngine:
         try:
             self._wait(meta.finished_future, exchange, meta.cancel)
         except s3.S3ResponseError as exc:
-            raise _server_error(exc.status_code or 0, exc.body or b"",
+            raise server_error(exc.status_code or 0, exc.body or b"",
                                 {k.lower(): v for k, v in exc.headers or ()}) from None
         if not sink.complete():
             raise ConnectionError(f"the body from {self._endpoint} ended early")
@@ -226,7 +211,7 @@ class CrtEngine:
         if sink is not None and status < 300 and not sink.complete():
             raise ConnectionError(f"the body from {self._endpoint} ended early")
         if status >= 300:
-            raise _server_error(status, b"".join(exchange.body), exchange.headers)
+            raise server_error(status, b"".join(exchange.body), exchange.headers)
         return {"ResponseMetadata": {"HTTPStatusCode": status, "HTTPHeaders": exchange.headers},
                 "ETag": exchange.headers.get("etag"), "Body": b"".join(exchange.body)}
 
@@ -352,13 +337,6 @@ class _Exchange:
         except BaseException as exc:
             self.failure = exc
             raise
-
-
-def _server_error(status: int, body: bytes, headers: dict[str, str]) -> ServerError:
-    code = _CODE.search(body)
-    message = _MESSAGE.search(body)
-    return ServerError(status, code.group(1).decode() if code else str(status),
-                       message.group(1).decode() if message else "", headers)
 
 
 def _connection_error(exc: AwsCrtError, endpoint: str) -> OSError:

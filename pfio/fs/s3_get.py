@@ -24,12 +24,10 @@ from ..trace import hook
 from .s3_errors import Attempts, client_error_info
 
 if TYPE_CHECKING:
-    from .s3_connection import S3Connection
+    from .s3_connection import BodyRest, S3Connection
 
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 _TOTAL = re.compile(r"/(\d+)")
-#: bodies from this size on are received into one buffer (smaller ones: joined chunks)
-_OWN_BUFFER = 1 << 20
 
 
 @dataclass
@@ -39,16 +37,27 @@ class Got:
     data: Any
     size: int
     etag: str | None
+    #: the rest of the body of a plain GET, where the engine kept it for reading on
+    rest: BodyRest | None = None
 
 
 def get_range(conn: S3Connection, key: str, start: int, stop: int | None = None,
-              into: memoryview | None = None, etag: str | None = None) -> Got:
+              into: memoryview | None = None, etag: str | None = None,
+              plain: bool = False) -> Got:
     """GET bytes ``[start, stop)`` of ``key`` (``stop=None``: to the end; ``start < 0``: the
     last ``-start`` bytes).
 
+    With ``plain`` (and ``start == 0``) the first request is a GET of the whole object,
+    without a ``Range`` header, of which the bytes before ``stop`` are kept: a server
+    answers such a GET with less work than a ranged one (Ceph RGW: about a fifth more GETs
+    per second). Where the engine can, the rest of the body stays on its connection for
+    the caller to read on (``Got.rest``; the caller closes it), else the connection is
+    dropped.
+
     With ``into`` the bytes are written into that buffer and ``data`` is a memoryview of
-    its filled part; otherwise ``bytes``. A range starting at or beyond the end gives empty
-    data (and still the size). With ``etag`` the object must still have that ETag.
+    its filled part; otherwise a ``bytearray`` the body was received into. A range starting
+    at or beyond the end gives empty data (and still the size). With ``etag`` the object
+    must still have that ETag.
 
     Raises:
         FileNotFoundError, PermissionError, OSError: see :mod:`pfio.fs.s3_errors`; OSError
@@ -58,7 +67,7 @@ def get_range(conn: S3Connection, key: str, start: int, stop: int | None = None,
     attempts = Attempts(conn.retry, "GET", url)
     began = time.perf_counter()
     engine = conn.engine()
-    sink = _Sink(url, start, stop, into, etag)
+    sink = _Sink(url, start, stop, into, etag, plain and start == 0 and engine.plain_gets)
     while True:
         rng = sink.next_range()
         try:
@@ -78,15 +87,17 @@ def get_range(conn: S3Connection, key: str, start: int, stop: int | None = None,
             _fail(attempts, exc, began, url)
             continue
         _record(began, sink.status, sink.got, attempts.count + 1, url)
-        return Got(sink.result(), sink.total, sink.etag)
+        return Got(sink.result(), sink.total, sink.etag, sink.rest)
 
 
 class _Sink:
     """The bytes of one range as they arrive, across attempts (an engine's ``BodySink``)."""
 
     def __init__(self, url: str, start: int, stop: int | None, into: memoryview | None,
-                 etag: str | None) -> None:
+                 etag: str | None, plain: bool = False) -> None:
         self.url = url
+        self.plain = plain
+        self.rest: BodyRest | None = None
         self.start = start
         self.stop = stop
         self.into = into
@@ -96,14 +107,15 @@ class _Sink:
         self.total = -1
         self.got = 0
         self.status: int | None = None
-        self.chunks: list[bytes] = []
         self._skip = 0
         self._before = 0
         self._owned: bytearray | None = None
 
     def next_range(self) -> str:
-        """The ``Range`` header of the next attempt."""
+        """The ``Range`` header of the next attempt ("": none, a plain GET)."""
         self._before = self.got
+        if self.plain and self.first < 0:
+            return ""
         if self.first >= 0:
             return f"bytes={self.first + self.got}-{self.first + self.length - 1}"
         if self.start < 0:
@@ -135,7 +147,7 @@ class _Sink:
             self.length = max(0, first + length - want)
             if self.into is not None:
                 self.into = self.into[:self.length]
-            elif self.length >= _OWN_BUFFER:  # one copy of big bodies, not two
+            else:  # received straight into it by the engines that can
                 self._owned = bytearray(self.length)
                 self.into = memoryview(self._owned)
 
@@ -147,26 +159,26 @@ class _Sink:
     def advance(self, n: int) -> None:
         self.got += n
 
-    def write(self, chunk: Any) -> None:
+    def write(self, chunk: Any) -> int:
         got = self.got
         end = got + len(chunk)
-        if self.into is not None and not self._skip and end <= self.length:
+        if not self._skip and end <= self.length:
             self.into[got:end] = chunk  # the common case: kept short, it runs per 16 KiB
             self.got = end
-            return
+            return len(chunk)
         view = memoryview(chunk)
-        if self._skip:
-            skipped = min(self._skip, len(view))
-            self._skip -= skipped
-            view = view[skipped:]
-        n = min(len(view), self.length - self.got)
-        if n <= 0:
-            return
-        if self.into is not None:
-            self.into[self.got:self.got + n] = view[:n]
-        else:
-            self.chunks.append(bytes(view[:n]))
+        skipped = min(self._skip, len(view))
+        self._skip -= skipped
+        n = max(0, min(len(view) - skipped, self.length - self.got))
+        self.into[self.got:self.got + n] = view[skipped:skipped + n]
         self.got += n
+        return skipped + n
+
+    def take_rest(self, rest: BodyRest) -> bool:
+        if not self.plain:
+            return False
+        self.rest = rest
+        return True
 
     def complete(self) -> bool:
         return self.got >= self.length
@@ -174,10 +186,7 @@ class _Sink:
     def result(self) -> Any:
         if self._owned is not None:
             return self._owned
-        if self.into is not None:
-            return self.into
-        chunks = self.chunks
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        return self.into
 
 
 class _Changed(OSError):

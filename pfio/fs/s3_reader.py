@@ -1,13 +1,22 @@
 """``S3Reader``: a seekable binary file over one S3 object, read by ranged GETs.
 
-* Opening sends the first ranged GET (``bytes=0-N``) at once: a missing object raises
-  ``FileNotFoundError`` from ``open``, the object's size comes from ``Content-Range`` (no
-  HEAD), and an object up to ``first_fetch`` bytes is then read with this one request. A
-  negative ``first_fetch`` reads the last ``-first_fetch`` bytes instead (``bytes=-N``), for
-  formats whose index is at the end (zip, Parquet): their reader then costs one request.
-* Sequential reads use read-ahead: when the reader runs off the end of its buffer, it
-  fetches twice as much as last time, up to ``block_size``; from then on the next
-  ``readahead`` blocks are fetched in the background (memory stays below
+* Opening sends the first GET at once: a missing object raises ``FileNotFoundError`` from
+  ``open``, the object's size comes with the answer (no HEAD), and an object up to
+  ``first_fetch`` bytes is then read with this one request. With a ``first_fetch`` of
+  ``PLAIN_OPENING`` or more (the default: the caller reads on from the start) it is a
+  plain GET, which servers answer with less work than a ranged one; past ``first_fetch``
+  bytes its connection is dropped. A smaller ``first_fetch`` (random access) sends
+  ``bytes=0-N``. A negative one reads the last ``-first_fetch`` bytes instead
+  (``bytes=-N``), for formats whose index is at the end (zip, Parquet): their reader then
+  costs one request.
+* Sequential reads from the start read on from the body of the plain opening GET, where
+  the engine keeps it (the ``http`` engine): one request, received straight into the
+  caller's buffer for large reads. A server that sends it slower than
+  ``stream_min_rate`` bytes/s (measured while the reader waits for it, after two blocks)
+  or a seek elsewhere ends it, and the reader goes on with read-ahead.
+* Read-ahead: when the reader runs off the end of its buffer, it fetches twice as much
+  as last time, up to ``block_size``; from then on the next ``readahead`` blocks are
+  fetched in the background by ranged GETs in parallel (memory stays below
   ``(readahead + 1) * block_size``). So a short sequential run after a seek costs little.
 * A read after a seek elsewhere fetches what it asks for (at least ``random_fetch`` bytes);
   a seek inside the buffer keeps the buffer. A read of two blocks or more that is not served
@@ -24,6 +33,7 @@ from __future__ import annotations
 
 import io
 import threading
+import time
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,7 +42,11 @@ from .positions import seek_position
 from .s3_get import Got, get_range
 
 if TYPE_CHECKING:
-    from .s3_connection import S3Connection
+    from .s3_connection import BodyRest, S3Connection
+
+
+#: an opening read of this many bytes or more is a plain GET (see the module documentation)
+PLAIN_OPENING = 256 << 10
 
 
 @dataclass(frozen=True)
@@ -44,6 +58,11 @@ class ReadOptions:
     #: bytes the opening request reads: the first ones, or the last ``-first_fetch`` ones
     first_fetch: int = 1 << 20
     random_fetch: int = 64 << 10
+    #: read on from the body of the opening GET (where the engine keeps it)
+    stream: bool = True
+    #: bytes/s below which reading on from the opening GET gives way to parallel
+    #: read-ahead (a single connection to a distant server is often slower than that)
+    stream_min_rate: float = 200e6
 
 
 class S3Reader(io.BufferedIOBase):
@@ -71,9 +90,16 @@ class S3Reader(io.BufferedIOBase):
         if options.first_fetch < 0:
             got = get_range(conn, key, options.first_fetch)
         else:
-            got = get_range(conn, key, 0, options.first_fetch)
+            got = get_range(conn, key, 0, options.first_fetch,
+                            plain=options.first_fetch >= PLAIN_OPENING)
         self._size = got.size
         self._etag = got.etag  # the version this file reads: later GETs send If-Match
+        self._stream: BodyRest | None = got.rest  # the rest of the opening GET's body
+        if self._stream is not None and not options.stream:
+            self._drop_stream()
+        self._stream_at = len(got.data)  # the position it reads on from
+        self._stream_bytes = 0
+        self._stream_wait = 0.0
         self._buf_start = max(0, self._size - len(got.data)) if options.first_fetch < 0 else 0
         self._buf = memoryview(got.data)
 
@@ -151,6 +177,7 @@ class S3Reader(io.BufferedIOBase):
             for future in self._ahead.values():
                 future.cancel()
             self._ahead.clear()
+            self._drop_stream()
             self._buf = memoryview(b"")
         super().close()
 
@@ -168,7 +195,7 @@ class S3Reader(io.BufferedIOBase):
             return b""
         data = self._buffered(offset, size)
         if data is None:
-            data = self._get(offset, offset + size).data
+            data = bytes(self._get(offset, offset + size).data)
         return data
 
     def read_tail(self, size: int) -> tuple[int, bytes]:
@@ -181,7 +208,7 @@ class S3Reader(io.BufferedIOBase):
         data = self._buffered(start, self._size - start)
         if data is None:
             got = self._get(-size)
-            data, start = got.data, got.size - len(got.data)
+            data, start = bytes(got.data), got.size - len(got.data)
         return start, data
 
     # -- pickling ------------------------------------------------------------------------
@@ -228,6 +255,11 @@ class S3Reader(io.BufferedIOBase):
             if 0 <= offset < len(self._buf):
                 n = min(want - done, len(self._buf) - offset)
                 target[done:done + n] = self._buf[offset:offset + n]
+            elif self._stream is not None and self._pos == self._stream_at and \
+                    want - done >= self.options.random_fetch:
+                n = self._from_stream(target[done:want])  # straight into the caller's buffer
+                if not n:
+                    continue  # the stream ended: fetched otherwise
             elif want - done >= 2 * self.options.block_size and self._pos not in self._ahead:
                 n = self._fetch_direct(target[done:want])
             else:
@@ -242,6 +274,14 @@ class S3Reader(io.BufferedIOBase):
         on from the buffer's end, else ``wanted`` bytes (at least ``random_fetch``)."""
         pos = self._pos
         opts = self.options
+        if self._stream is not None and pos == self._stream_at:
+            size = min(opts.block_size, max(opts.random_fetch, 2 * len(self._buf)),
+                       self._stream.left)
+            spare = self._spares.pop() if self._spares else bytearray(opts.block_size)
+            n = self._from_stream(memoryview(spare)[:size])
+            if n:
+                self._set_buffer(pos, memoryview(spare)[:n])
+                return
         sequential = pos == self._buf_start + len(self._buf) or pos in self._ahead
         if sequential:
             future = self._ahead.pop(pos, None)
@@ -255,6 +295,7 @@ class S3Reader(io.BufferedIOBase):
                 self._schedule(pos + len(data))
         else:
             self._drop_ahead()
+            self._drop_stream()  # random access from now on
             stop = pos + max(wanted, opts.random_fetch)
             self._set_buffer(pos, self._get(pos, stop).data)
 
@@ -269,6 +310,33 @@ class S3Reader(io.BufferedIOBase):
             self._spares.append(old)
         self._buf = memoryview(data)
         self._buf_start = start
+
+    def _from_stream(self, target: memoryview) -> int:
+        """Read on from the opening GET's body into ``target`` at the position; 0 when it
+        broke (it is dropped: the caller fetches otherwise). Ends it when it is read to its
+        end, or is too slow."""
+        stream = self._stream
+        assert stream is not None
+        began = time.perf_counter()
+        try:
+            n = stream.readinto(target)
+        except OSError:
+            self._drop_stream()
+            return 0
+        self._stream_wait += time.perf_counter() - began
+        self._stream_bytes += n
+        self._stream_at += n
+        if not stream.left:
+            self._stream = None  # read to its end: its connection went back to the pool
+        elif self._stream_bytes >= 2 * self.options.block_size and \
+                self._stream_bytes < self.options.stream_min_rate * self._stream_wait:
+            self._drop_stream()  # parallel ranged GETs take over
+        return n
+
+    def _drop_stream(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            stream.close()
 
     def _schedule(self, start: int) -> None:
         """Keep ``readahead`` blocks in flight after ``start``."""

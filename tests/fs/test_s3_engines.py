@@ -1,4 +1,4 @@
-"""Choosing the S3 engine: ``S3(engine=...)``, ``PFIO_S3_ENGINE``, the native default."""
+"""Choosing the S3 engine: ``S3(engine=...)``, ``PFIO_S3_ENGINE``, the ``http`` default."""
 
 from __future__ import annotations
 
@@ -12,9 +12,8 @@ def no_engine_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PFIO_S3_ENGINE", raising=False)
 
 
-def test_the_native_engine_is_the_default(no_engine_variable: None) -> None:
-    pytest.importorskip("awscrt")
-    assert S3("bucket", endpoint="http://127.0.0.1:9").engine == "crt"
+def test_pfio_s_own_http_engine_is_the_default(no_engine_variable: None) -> None:
+    assert S3("bucket", endpoint="http://127.0.0.1:9").engine == "http"
 
 
 def test_the_environment_chooses(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -46,13 +45,15 @@ def test_no_secret_in_the_reprs(s3_env: str) -> None:
         assert "hidden" not in text
 
 
+@pytest.mark.parametrize("engine", ["http", "crt"])
 def test_virtual_host_addressing_puts_the_bucket_in_the_host(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("awscrt")
+        monkeypatch: pytest.MonkeyPatch, engine: str) -> None:
+    if engine == "crt":
+        pytest.importorskip("awscrt")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "key")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
     fs = S3("bucket", endpoint="http://s3.invalid:9000", addressing_style="virtual",
-            engine="crt", max_attempts=1)
+            engine=engine, max_attempts=1)
     seen: list[tuple[str, str]] = []
     fs.connection.add_request_hook(lambda method, path, headers: seen.append(
         (path, headers["host"])))

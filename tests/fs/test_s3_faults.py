@@ -49,7 +49,8 @@ def test_cut_body_resumes_from_last_byte(fs: S3, blob: bytes, fault_proxy,
         head = f.read(200_000)
     assert head == blob[:200_000]
     assert fault_proxy.cut == 1
-    assert [r[2] for r in log] == ["bytes=0-1048575", "bytes=100000-1048575"]
+    opening = None if fs.connection.engine().plain_gets else "bytes=0-1048575"
+    assert [r[2] for r in log] == [opening, "bytes=100000-1048575"]
 
 
 def test_cuts_during_read_ahead_lose_nothing(fs: S3, blob: bytes, fault_proxy) -> None:

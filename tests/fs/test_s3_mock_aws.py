@@ -40,13 +40,12 @@ def test_the_boto3_engine_is_chosen(mocked: None) -> None:
 
 
 def test_the_engine_asked_for_gives_way_to_mock_aws(mocked: None) -> None:
-    assert S3("mocked", engine="crt").engine == "boto3"
+    assert S3("mocked", engine="http").engine == "boto3"
 
 
 def test_a_filesystem_made_before_mock_aws_follows_it(aws_env: None) -> None:
-    pytest.importorskip("awscrt")
     fs = S3("mocked")
-    assert fs.engine == "crt"
+    assert fs.engine == "http"
     with moto.mock_aws():
         fs._client().create_bucket(Bucket="mocked")
         assert fs.engine == "boto3"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import pickle
+from dataclasses import replace
 
 import pytest
 
@@ -34,7 +35,30 @@ def test_whole_small_object_is_one_request(fs: S3, s3_requests) -> None:
     log = s3_requests(fs)
     with fs.open("small", "rb") as f:
         assert f.read() == b"x" * 100_000
-    assert len(log) == 1 and log[0][0] == "GET" and log[0][2].startswith("bytes=0-")
+    opening = None if fs.connection.engine().plain_gets else "bytes=0-1048575"
+    assert log == [("GET", f"/{fs.bucket}/small", opening)]  # plain: no Range
+
+
+def test_opening_a_large_object_reads_its_start_then_ranges(fs: S3, s3_requests) -> None:
+    data = os.urandom(3 << 20)
+    with fs.open("large", "wb") as f:
+        f.write(data)
+    log = s3_requests(fs)
+    with fs.open("large", "rb", first_fetch=1 << 20) as f:
+        assert f.read(1 << 20) == data[:1 << 20]  # the opening GET's first MiB
+        assert len(log) == 1
+        assert log[0][2] == (None if fs.connection.engine().plain_gets else "bytes=0-1048575")
+        assert f.read() == data[1 << 20:]
+    assert all(r[2].startswith("bytes=") for r in log[1:])
+
+
+def test_a_small_first_fetch_is_a_ranged_opening(fs: S3, s3_requests) -> None:
+    with fs.open("ranged", "wb") as f:
+        f.write(b"x" * 100_000)
+    log = s3_requests(fs)
+    with fs.open("ranged", "rb", first_fetch=1000) as f:
+        assert f.read(1000) == b"x" * 1000
+    assert log == [("GET", f"/{fs.bucket}/ranged", "bytes=0-999")]
 
 
 def test_empty_object_is_one_request(fs: S3, s3_requests) -> None:
@@ -79,7 +103,17 @@ def test_sequential_read_is_exact(fs: S3, blob: bytes) -> None:
     assert b"".join(chunks) == blob
 
 
-def test_sequential_read_prefetches_next_blocks(fs: S3, blob: bytes, s3_requests) -> None:
+@pytest.fixture
+def unstreamed(fs: S3) -> S3:
+    """``fs``, its readers not reading on from their opening GETs: read-ahead serves
+    sequential reads."""
+    fs.read_options = replace(fs.read_options, stream=False)
+    return fs
+
+
+def test_sequential_read_prefetches_next_blocks(unstreamed: S3, blob: bytes,
+                                                s3_requests) -> None:
+    fs = unstreamed
     with fs.open("blob", "rb") as f:
         log = s3_requests(fs)
         f.seek(1 << 20)
@@ -99,8 +133,9 @@ def test_readinto_fills_caller_buffer(fs: S3, blob: bytes) -> None:
     assert n == len(blob) and buf[:n] == blob
 
 
-def test_large_readinto_fetches_blocks_concurrently_into_buffer(fs: S3, blob: bytes,
+def test_large_readinto_fetches_blocks_concurrently_into_buffer(unstreamed: S3, blob: bytes,
                                                                s3_requests) -> None:
+    fs = unstreamed
     with fs.open("blob", "rb") as f:
         f.seek(1 << 20)
         log = s3_requests(fs)

@@ -34,7 +34,8 @@ def test_reads_and_writes_are_recorded(s3_env: str, s3_bucket: str, recorder: Re
     with fs.open("k") as f:
         f.read()
     methods = [(r[0], r[1], r[2], r[3]) for r in recorder.requests]
-    assert methods == [("s3", "PUT", 200, 5), ("s3", "GET", 206, 5)]
+    opening = 200 if fs.connection.engine().plain_gets else 206  # plain GET, or ranged
+    assert methods == [("s3", "PUT", 200, 5), ("s3", "GET", opening, 5)]
     assert all(r[7] == f"s3://{s3_bucket}/k" for r in recorder.requests)
     assert not any(secret in str(r) for r in recorder.requests)
 

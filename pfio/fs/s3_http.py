@@ -1,0 +1,530 @@
+"""The ``http`` engine of S3: the data path on pfio's own HTTP/1.1 client.
+
+Each request is a few system calls on a kept-alive socket (``ssl`` for ``https``) made by
+the thread that asks: the request is signed here (:mod:`pfio.fs.s3_sigv4`), sent with one
+``sendall`` (large bodies straight from the caller's buffer) and its body is received with
+``recv_into`` straight into the buffer that keeps it, with the GIL released while the kernel
+copies. No thread of a runtime calls back into Python, so a 100 KiB GET costs about a tenth
+of a millisecond of CPU, on par with the Rust and C clients (figures in the README), and
+nothing survives a fork that would need the parent's threads.
+
+Connections are kept per host, at most ``max_pool_connections`` at once; a request that
+finds its reused connection closed by the server (before any byte of an answer) is sent
+again once on a new connection: the server did not take it. Waits are bounded:
+connecting by ``connect_timeout``, and each wait for bytes of an answer by
+``read_timeout`` (``TimeoutError`` naming the endpoint). Credentials come from boto3's
+whole chain and are read at each request, so they refresh as botocore refreshes them;
+``https`` endpoints use the system's CA store, or ``$AWS_CA_BUNDLE``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import socket
+import ssl
+import struct
+import threading
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlsplit
+
+from .s3_sigv4 import Credentials, Signer
+from .s3_wire import check_completion, completion_body, server_error, with_upload_id
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .s3_connection import BodySink, RequestHook, S3Connection
+
+#: bytes of a connection's receive buffer: the head of an answer must fit in it, and what
+#: comes with the head is copied out of it while holding the GIL (the rest of a body is
+#: received straight where it goes, with the GIL released)
+_BUFFER = 16 << 10
+#: bodies up to this size are sent in one ``sendall`` with the head
+_INLINE_BODY = 64 << 10
+#: bytes of an unwanted rest of a body read to keep the connection (more: it is closed)
+_DRAIN = 64 << 10
+_NO_BODY = frozenset({204, 304})
+
+
+class HttpEngine:
+    """S3's data path over pfio's HTTP/1.1 client (see the module documentation)."""
+
+    plain_gets = True
+
+    def __init__(self, connection: S3Connection, hooks: list[RequestHook]) -> None:
+        settings = connection.settings
+        session = connection.session()
+        self._hooks = hooks
+        self._path_style = settings.path_style()
+        region = session.region_name or "us-east-1"
+        endpoint = urlsplit(settings.endpoint or f"https://s3.{region}.amazonaws.com")
+        self._endpoint = endpoint.geturl()
+        self._host = endpoint.hostname or ""
+        tls = endpoint.scheme == "https"
+        self._port = endpoint.port or (443 if tls else 80)
+        self._host_header = self._host if endpoint.port is None else \
+            f"{self._host}:{endpoint.port}"
+        source = _credentials(session)
+        self._signer = None if source is None else Signer(source, region)
+        self._pool = _Pool(self._endpoint, self._port, settings.connect_timeout,
+                           settings.read_timeout, _tls_context() if tls else None,
+                           max(1, settings.max_pool_connections))
+
+    # -- the data path ------------------------------------------------------------------
+
+    def get(self, bucket: str, key: str, rng: str, if_match: str | None,
+            sink: BodySink) -> None:
+        headers = [("range", rng)] if rng else []
+        if if_match:
+            headers.append(("if-match", if_match))
+        self._send("GET", bucket, key, "", headers, None, sink)
+
+    def put_object(self, bucket: str, key: str, body: Any, crc32: str) -> dict[str, Any]:
+        return self._send("PUT", bucket, key, "", [("x-amz-checksum-crc32", crc32)], body)
+
+    def create_multipart_upload(self, bucket: str, key: str) -> dict[str, Any]:
+        return with_upload_id(self._send("POST", bucket, key, "uploads",
+                                         [("x-amz-checksum-algorithm", "CRC32")], b""))
+
+    def upload_part(self, bucket: str, key: str, upload_id: str, number: int, body: Any,
+                    crc32: str) -> dict[str, Any]:
+        query = f"partNumber={number}&uploadId={quote(upload_id, safe='')}"
+        return self._send("PUT", bucket, key, query, [("x-amz-checksum-crc32", crc32)], body)
+
+    def complete_multipart_upload(self, bucket: str, key: str, upload_id: str,
+                                  parts: list[dict[str, Any]]) -> dict[str, Any]:
+        return check_completion(self._send(
+            "POST", bucket, key, f"uploadId={quote(upload_id, safe='')}",
+            [("content-type", "application/xml")], completion_body(parts)))
+
+    def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:
+        return self._send("DELETE", bucket, key, f"uploadId={quote(upload_id, safe='')}", [],
+                          None)
+
+    def close(self) -> None:
+        self._pool.close()
+
+    # -- one request --------------------------------------------------------------------
+
+    def _send(self, method: str, bucket: str, key: str, query: str,
+              headers: list[tuple[str, str]], body: Any,
+              sink: BodySink | None = None) -> dict[str, Any]:
+        """Send one signed request; a sink takes a successful GET's body, the others'
+        bodies are returned (``Body``) with their status and headers."""
+        if self._path_style:
+            host, host_header = self._host, self._host_header
+            path = f"/{bucket}/{quote(key, safe='/~')}"
+        else:
+            host, host_header = f"{bucket}.{self._host}", f"{bucket}.{self._host_header}"
+            path = "/" + quote(key, safe="/~")
+        headers = [("host", host_header), *headers]
+        view = None
+        if body is not None:
+            view = memoryview(body).cast("B")
+            headers.append(("content-length", str(len(view))))
+        if self._signer is not None:
+            headers = self._signer.sign(method, path, query, headers)
+        if self._hooks:
+            names = dict(headers)
+            for hook in self._hooks:
+                hook(method, f"/{bucket}/{key}", names)
+        target = path + ("?" + query if query else "")
+        head = "".join([f"{method} {target} HTTP/1.1\r\n",
+                        *[f"{name}: {value}\r\n" for name, value in headers], "\r\n"]).encode()
+        status, answer, data = self._pool.exchange(host, head, view, sink)
+        if status >= 300:
+            raise server_error(status, data, answer)
+        return {"ResponseMetadata": {"HTTPStatusCode": status, "HTTPHeaders": answer},
+                "ETag": answer.get("etag"), "Body": data}
+
+
+class _Stale(Exception):
+    """A reused connection was found closed before any byte of an answer came."""
+
+
+class _Connection:
+    """One socket to the server, with a receive buffer for the heads of answers."""
+
+    def __init__(self, sock: socket.socket, endpoint: str, read_timeout: float) -> None:
+        self.sock = sock
+        #: the flags of a receive of a body's rest: the whole of it in one system call
+        #: where the socket allows (TLS does not)
+        self.wait_all = 0 if isinstance(sock, ssl.SSLSocket) else socket.MSG_WAITALL
+        self.endpoint = endpoint
+        self.read_timeout = read_timeout
+        self.reused = False
+        self._buffer = bytearray(_BUFFER)
+        self._view = memoryview(self._buffer)
+        self._start = self._end = 0
+
+    def send(self, head: bytes, body: memoryview | None) -> None:
+        try:
+            if body is not None and len(body) <= _INLINE_BODY:
+                self.sock.sendall(head + body)
+            else:
+                self.sock.sendall(head)
+                if body is not None:
+                    self.sock.sendall(body)
+        except (TimeoutError, BlockingIOError, ssl.SSLWantWriteError):
+            raise TimeoutError(f"{self.endpoint} took no bytes of a request within "
+                               f"{self.read_timeout:g} s") from None
+
+    # -- the answer ---------------------------------------------------------------------
+
+    def read_head(self) -> tuple[int, dict[str, str]]:
+        """The status and the (lower-case) headers of the next answer (1xx skipped)."""
+        while True:
+            end = self._buffer.find(b"\r\n\r\n", self._start, self._end)
+            if end < 0:
+                self._fill()
+                continue
+            head = bytes(self._view[self._start:end]).decode("latin-1")
+            self._start = end + 4
+            first, _, fields = head.partition("\r\n")
+            version, _, rest = first.partition(" ")
+            try:
+                status = int(rest[:3])
+            except ValueError:
+                raise ConnectionError(f"{self.endpoint} answered with something other "
+                                      f"than HTTP: {first[:80]!r}") from None
+            headers: dict[str, str] = {}
+            for line in fields.split("\r\n"):
+                name, _, value = line.partition(":")
+                name = name.strip().lower()
+                value = value.strip()
+                headers[name] = f"{headers[name]}, {value}" if name in headers else value
+            if version == "HTTP/1.0":
+                headers.setdefault("connection", "close")
+            if status >= 200:
+                return status, headers
+
+    def read_body(self, status: int, headers: dict[str, str],
+                  sink: BodySink | None) -> tuple[bytes, bool, int]:
+        """Read the body of the answer. With ``sink`` (a successful GET's) the sink is
+        begun and takes the body, or as much of it as it wants; else the body is returned.
+        Returns the body, whether the connection may be kept, and the bytes of the body
+        left unread (a sink took what it wanted of a long body)."""
+        keep = headers.get("connection", "").lower() != "close"
+        if status in _NO_BODY:
+            body = b""
+        elif "chunked" in headers.get("transfer-encoding", "").lower():
+            body = self._read_chunked()
+        elif "content-length" not in headers:  # the body ends with the connection
+            body, keep = self._read_to_end(), False
+        elif sink is None:
+            return self._read_exact(int(headers["content-length"])), keep, 0
+        else:
+            sink.begin(status, headers)
+            left = self._into_sink(sink, int(headers["content-length"]))
+            if 0 < left <= _DRAIN:
+                self._read_exact(left)
+                left = 0
+            return b"", keep, left
+        if sink is None:
+            return body, keep, 0
+        sink.begin(status, {**headers, "content-length": str(len(body))})
+        sink.write(body)
+        return b"", keep, 0
+
+    def readinto_body(self, target: memoryview) -> int:
+        """Fill ``target`` with the next bytes of the body being read (all of them unless
+        the connection ends)."""
+        buffered = min(len(target), self._end - self._start)
+        if buffered:
+            target[:buffered] = self._view[self._start:self._start + buffered]
+            self._start += buffered
+            return buffered
+        return self._recv_into(target, self.wait_all)
+
+    def _into_sink(self, sink: BodySink, length: int) -> int:
+        """Give up to ``length`` body bytes to ``sink``, until it has all it wants; the
+        bytes of the body left unread."""
+        left = length
+        while left and not sink.complete():
+            buffered = min(left, self._end - self._start)
+            if buffered:
+                n = sink.write(self._view[self._start:self._start + buffered])
+                self._start += n
+            elif (target := sink.target()) is not None:
+                n = self._recv_into(target[:left], self.wait_all)
+                sink.advance(n)
+            else:  # the sink skips bytes first: they go through the buffer
+                self._fill()
+                continue
+            left -= n
+        return left
+
+    def _read_chunked(self) -> bytes:
+        chunks = []
+        while size := self._chunk_size():
+            chunks.append(self._read_exact(size))
+            self._read_exact(2)
+        while self._read_line():  # trailers, up to the empty line
+            pass
+        return b"".join(chunks)
+
+    # -- bytes --------------------------------------------------------------------------
+
+    def _fill(self) -> None:
+        """Receive more bytes into the buffer (a head that does not fit is an error)."""
+        if self._start == self._end:
+            self._start = self._end = 0
+        elif self._end == len(self._buffer):
+            if self._start == 0:
+                raise ConnectionError(f"{self.endpoint} sent a head of over {_BUFFER} bytes")
+            rest = self._end - self._start
+            self._buffer[:rest] = self._buffer[self._start:self._end]
+            self._start, self._end = 0, rest
+        n = self._recv_into(self._view[self._end:])
+        self._end += n
+
+    def _recv_into(self, target: memoryview, flags: int = 0) -> int:
+        try:
+            n = self.sock.recv_into(target, 0, flags)
+        except (TimeoutError, BlockingIOError, ssl.SSLWantReadError):
+            raise TimeoutError(f"{self.endpoint} did not answer within "
+                               f"{self.read_timeout:g} s") from None
+        except (ConnectionResetError, ssl.SSLEOFError) as exc:
+            if self.reused:
+                raise _Stale() from exc
+            raise ConnectionError(f"{self.endpoint} closed the connection: {exc}") from None
+        if n == 0:
+            if self.reused:
+                raise _Stale()
+            raise ConnectionError(f"{self.endpoint} closed the connection in the middle "
+                                  "of an answer")
+        self.reused = False  # an answer has begun: a failure now is not a stale connection
+        return n
+
+    def _read_exact(self, size: int) -> bytes:
+        out = bytearray(size)
+        view = memoryview(out)
+        buffered = min(size, self._end - self._start)
+        view[:buffered] = self._view[self._start:self._start + buffered]
+        self._start += buffered
+        done = buffered
+        while done < size:
+            done += self._recv_into(view[done:])
+        return bytes(out)
+
+    def _read_line(self) -> bytes:
+        while True:
+            end = self._buffer.find(b"\r\n", self._start, self._end)
+            if end >= 0:
+                line = bytes(self._view[self._start:end])
+                self._start = end + 2
+                return line
+            self._fill()
+
+    def _chunk_size(self) -> int:
+        line = self._read_line().split(b";", 1)[0].strip()
+        try:
+            return int(line, 16)
+        except ValueError:
+            raise ConnectionError(f"{self.endpoint} sent a bad chunk size {line[:20]!r}") \
+                from None
+
+    def _read_to_end(self) -> bytes:
+        chunks = [bytes(self._view[self._start:self._end])]
+        self._start = self._end = 0
+        while True:
+            try:
+                n = self._recv_into(self._view)
+            except ConnectionError:
+                return b"".join(chunks)
+            chunks.append(bytes(self._view[:n]))
+
+
+class _Pool:
+    """Kept-alive connections to one endpoint, per host, at most ``size`` in use."""
+
+    def __init__(self, endpoint: str, port: int, connect_timeout: float,
+                 read_timeout: float, tls: ssl.SSLContext | None, size: int) -> None:
+        self._endpoint = endpoint
+        self._port = port
+        self._connect_timeout = connect_timeout
+        self._read_timeout = read_timeout
+        self._tls = tls
+        self._idle: dict[str, list[_Connection]] = {}
+        self._lock = threading.Lock()
+        self._free = size  # connections that may still be opened or taken
+        self._freed = threading.Condition(self._lock)
+
+    def exchange(self, host: str, head: bytes, body: memoryview | None,
+                 sink: BodySink | None) -> tuple[int, dict[str, str], bytes]:
+        """Send a request on a connection to ``host`` and read its answer: the status,
+        the headers and the body (empty when ``sink`` took it)."""
+        self._take_slot()
+        try:
+            connection = self._reused(host)
+            try:
+                return self._exchange(connection, host, head, body, sink)
+            except _Stale:
+                connection.sock.close()
+                return self._exchange(self._connect(host), host, head, body, sink)
+        finally:
+            with self._lock:
+                self._free += 1
+                self._freed.notify()
+
+    def _exchange(self, connection: _Connection, host: str, head: bytes,
+                  body: memoryview | None, sink: BodySink | None
+                  ) -> tuple[int, dict[str, str], bytes]:
+        keep = handed = False
+        try:
+            try:
+                connection.send(head, body)
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                if connection.reused:
+                    raise _Stale() from exc
+                # the server may have answered (and closed) before taking the whole body
+                status, headers = connection.read_head()
+                return status, headers, connection.read_body(status, headers, None)[0]
+            status, headers = connection.read_head()
+            ok = sink is not None and status < 300
+            data, keep, left = connection.read_body(status, headers, sink if ok else None)
+            if left:  # the sink reads on from the connection, or it is dropped
+                give_back = functools.partial(self._give_back, host) if keep else None
+                handed = sink.take_rest(_Rest(connection, left, give_back))
+                keep = False
+            return status, headers, data
+        finally:
+            if handed:
+                pass
+            elif keep:
+                connection.reused = True
+                with self._lock:
+                    self._idle.setdefault(host, []).append(connection)
+            else:
+                _close(connection.sock)
+
+    def _give_back(self, host: str, connection: _Connection) -> None:
+        """Keep ``connection``, whose answer was read to its end by a :class:`_Rest`."""
+        connection.reused = True
+        with self._lock:
+            self._idle.setdefault(host, []).append(connection)
+
+    def _take_slot(self) -> None:
+        """Wait until fewer than ``size`` connections are in use, and count one more."""
+        with self._lock:
+            while not self._free:
+                self._freed.wait()
+            self._free -= 1
+
+    def _reused(self, host: str) -> _Connection:
+        """An idle connection to ``host`` (the last one used: the likeliest to be open),
+        else a new one."""
+        with self._lock:
+            idle = self._idle.get(host)
+            if idle:
+                return idle.pop()
+        return self._connect(host)
+
+    def _connect(self, host: str) -> _Connection:
+        try:
+            sock = socket.create_connection((host, self._port), timeout=self._connect_timeout)
+        except TimeoutError:
+            raise TimeoutError(f"could not connect to {self._endpoint} within "
+                               f"{self._connect_timeout:g} s") from None
+        except socket.gaierror as exc:
+            raise OSError(f"cannot resolve the host of {self._endpoint}: {exc}") from None
+        except ConnectionError as exc:
+            raise ConnectionError(f"could not connect to {self._endpoint}: {exc}") from None
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.settimeout(None)
+            _bound_waits(sock, self._read_timeout)
+            if self._tls is not None:
+                sock = self._tls.wrap_socket(sock, server_hostname=host)
+        except ssl.SSLCertVerificationError as exc:
+            _close(sock)
+            raise OSError(f"TLS certificate of {self._endpoint} refused: "
+                          f"{exc.verify_message}") from None
+        except BaseException:
+            _close(sock)
+            raise
+        return _Connection(sock, self._endpoint, self._read_timeout)
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, {}
+        for connections in idle.values():
+            for connection in connections:
+                _close(connection.sock)
+
+
+class _Rest:
+    """The rest of the body of a plain GET, read on by the sink that took it (see
+    ``BodySink.take_rest``): its connection goes back to the pool once the body is read to
+    its end (unless the server closes it), and is closed when the rest is dropped. Only
+    the process that sent the request reads it (a forked child's reads raise
+    ``ConnectionError``)."""
+
+    def __init__(self, connection: _Connection, left: int,
+                 give_back: Callable[[_Connection], None] | None) -> None:
+        self._connection: _Connection | None = connection
+        self._give_back = give_back  # None: the server closes the connection after it
+        self._pid = os.getpid()
+        self.left = left
+
+    def readinto(self, target: memoryview) -> int:
+        """Fill ``target`` with the next bytes (all of them unless the body ends first).
+
+        Raises:
+            ConnectionError, TimeoutError: the connection broke, or went silent.
+        """
+        connection = self._connection
+        if connection is None or self._pid != os.getpid():
+            raise ConnectionError("the body was dropped, or is another process's")
+        n = connection.readinto_body(target[:self.left])
+        self.left -= n
+        if not self.left:
+            self._connection = None
+            if self._give_back is not None:
+                self._give_back(connection)
+            else:
+                _close(connection.sock)
+        return n
+
+    def close(self) -> None:
+        """Drop the rest (its connection is closed; in another process, only its copy)."""
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            _close(connection.sock)
+
+
+def _bound_waits(sock: socket.socket, seconds: float) -> None:
+    """Make each blocking send or receive on ``sock`` give up after ``seconds`` without
+    progress (the kernel's ``SO_RCVTIMEO``/``SO_SNDTIMEO``). Python's own socket timeouts
+    would poll before every call: two system calls, and two waits for the GIL, each."""
+    whole = int(seconds)
+    interval = struct.pack("ll", whole, int((seconds - whole) * 1_000_000))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, interval)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, interval)
+
+
+def _close(sock: socket.socket) -> None:
+    try:
+        sock.close()
+    except OSError:
+        pass
+
+
+def _tls_context() -> ssl.SSLContext:
+    """TLS with the system's CA store, or the bundle ``$AWS_CA_BUNDLE`` names."""
+    return ssl.create_default_context(cafile=os.environ.get("AWS_CA_BUNDLE") or None)
+
+
+def _credentials(session: Any) -> Callable[[], Credentials] | None:
+    """What gives the credentials of boto3's chain for ``session`` at each request
+    (refreshed whenever botocore refreshes them); None (unsigned requests) when there are
+    none."""
+    credentials = session.get_credentials()
+    if credentials is None:
+        return None
+    if not hasattr(credentials, "refresh_needed"):  # static: fixed for the process
+        frozen = credentials.get_frozen_credentials()
+        fixed = Credentials(frozen.access_key, frozen.secret_key, frozen.token)
+        return lambda: fixed
+    return credentials.get_frozen_credentials  # refreshes when near expiry

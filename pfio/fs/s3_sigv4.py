@@ -1,0 +1,106 @@
+"""AWS Signature Version 4 for S3 requests, in headers, with an unsigned payload.
+
+The signature covers the method, the path and query, every header sent and the date; the
+body is sent as ``UNSIGNED-PAYLOAD`` (as AWS's own native clients send it), so a body is
+never hashed and a request costs a few microseconds to sign. The signing key is derived
+once per day and secret. Credentials are read from their source at every request, so
+expiring ones (assume-role, web identity, instance metadata) are refreshed by botocore as
+it would refresh them for itself.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import hmac
+import time
+from collections.abc import Callable
+from typing import NamedTuple
+from urllib.parse import quote, unquote
+
+UNSIGNED_PAYLOAD = "UNSIGNED-PAYLOAD"
+_ALGORITHM = "AWS4-HMAC-SHA256"
+
+
+class Credentials(NamedTuple):
+    """One set of credentials (what botocore's ``get_frozen_credentials`` gives)."""
+
+    access_key: str
+    secret_key: str
+    token: str | None = None
+
+
+class Signer:
+    """Signs requests for ``service`` in ``region`` with the credentials ``credentials()``
+    returns at each request."""
+
+    def __init__(self, credentials: Callable[[], Credentials], region: str,
+                 service: str = "s3") -> None:
+        self._credentials = credentials
+        self._region = region
+        self._service = service
+        self._keys: dict[tuple[str, str], bytes] = {}
+
+    def sign(self, method: str, path: str, query: str, headers: list[tuple[str, str]],
+             now: float | None = None) -> list[tuple[str, str]]:
+        """The headers to send: ``headers`` (lower-case names, one of them ``host``) with
+        the date, the payload marker, the session token if any and ``authorization``.
+        ``path`` is the percent-encoded path as sent; ``query`` the query string as sent."""
+        credentials = self._credentials()
+        stamp = _stamp(int(time.time() if now is None else now))
+        day = stamp[:8]
+        signed = [*headers, ("x-amz-content-sha256", UNSIGNED_PAYLOAD), ("x-amz-date", stamp)]
+        if credentials.token:
+            signed.append(("x-amz-security-token", credentials.token))
+        signed.sort()
+        names = ";".join(name for name, _ in signed)
+        canonical = "\n".join((
+            method, path, _canonical_query(query),
+            "".join([f"{name}:{_trimmed(value)}\n" for name, value in signed]),
+            names, UNSIGNED_PAYLOAD))
+        scope = f"{day}/{self._region}/{self._service}/aws4_request"
+        to_sign = "\n".join((_ALGORITHM, stamp, scope,
+                             hashlib.sha256(canonical.encode()).hexdigest()))
+        signature = hmac.digest(self._key(credentials.secret_key, day), to_sign.encode(),
+                                "sha256").hex()
+        signed.append(("authorization",
+                       f"{_ALGORITHM} Credential={credentials.access_key}/{scope}, "
+                       f"SignedHeaders={names}, Signature={signature}"))
+        return signed
+
+    def _key(self, secret: str, day: str) -> bytes:
+        key = self._keys.get((secret, day))
+        if key is None:
+            key = hmac.new(f"AWS4{secret}".encode(), day.encode(), hashlib.sha256).digest()
+            for part in (self._region, self._service, "aws4_request"):
+                key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+            self._keys = {(secret, day): key}  # the day's key only: old ones are dropped
+        return key
+
+
+@functools.lru_cache(maxsize=4)
+def _stamp(second: int) -> str:
+    """The ``x-amz-date`` of the UTC second ``second`` (the last few are kept: requests
+    of one second share it)."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(second))
+
+
+def _trimmed(value: str) -> str:
+    """A header value as signed: stripped, inner runs of spaces made one."""
+    return " ".join(value.split()) if "  " in value or value != value.strip() else value
+
+
+def _canonical_query(query: str) -> str:
+    """``query`` as SigV4 signs it: each name and value encoded, sorted by name."""
+    if not query:
+        return ""
+    pairs = []
+    for item in query.split("&"):
+        name, _, value = item.partition("=")
+        pairs.append((_encode(name), _encode(value)))
+    return "&".join(f"{name}={value}" for name, value in sorted(pairs))
+
+
+def _encode(text: str) -> str:
+    """RFC 3986 encoding of a query name or value, as sent (already encoded ones stay)."""
+    return quote(unquote(text), safe="-_.~")

@@ -1,0 +1,220 @@
+"""The ``http`` engine's own parts: SigV4 signatures equal botocore's, and HTTP answers that
+real servers give now and then (chunked, unframed, interim, closed while idle, too long,
+not HTTP), served by a scripted server on loopback."""
+
+from __future__ import annotations
+
+import datetime
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pytest
+from botocore.auth import S3SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.config import Config
+from botocore.credentials import Credentials as BotoCredentials
+
+from pfio.fs.s3 import S3
+from pfio.fs.s3_sigv4 import Credentials, Signer
+
+WHEN = datetime.datetime(2026, 11, 24, 5, 6, 7, tzinfo=datetime.timezone.utc)
+
+
+@pytest.mark.parametrize(("method", "path", "query", "headers"), [
+    ("GET", "/bucket/train/0001.jpg", "", [("range", "bytes=0-99")]),
+    ("GET", "/bucket/a%20b/%E3%81%82%2Bc%3D", "", [("if-match", '"abc"')]),
+    ("PUT", "/bucket/k", "partNumber=3&uploadId=a%2Fb%3D%3D",
+     [("x-amz-checksum-crc32", "AAAAAA==")]),
+    ("POST", "/bucket/k", "uploads", [("x-amz-checksum-algorithm", "CRC32")]),
+    ("DELETE", "/bucket/k", "uploadId=xyz", []),
+])
+@pytest.mark.parametrize("token", [None, "session-token"])
+def test_the_signature_is_botocore_s(monkeypatch: pytest.MonkeyPatch, method: str, path: str,
+                                     query: str, headers: list[tuple[str, str]],
+                                     token: str | None) -> None:
+    host = "127.0.0.1:9000"
+    ours = dict(Signer(lambda: Credentials("AKIDEXAMPLE", "secret/key", token), "eu-west-1")
+                .sign(method, path, query, [("host", host), *headers],
+                      now=WHEN.timestamp()))
+
+    monkeypatch.setattr("botocore.auth.get_current_datetime",
+                        lambda: WHEN.replace(tzinfo=None))
+    url = f"http://{host}{path}" + (f"?{query}" if query else "")
+    request = AWSRequest(method=method, url=url, headers=dict(headers))
+    request.context["client_config"] = Config(s3={"payload_signing_enabled": False})
+    S3SigV4Auth(BotoCredentials("AKIDEXAMPLE", "secret/key", token), "s3",
+                "eu-west-1").add_auth(request)
+    assert ours["authorization"] == request.headers["Authorization"]
+    assert ours["x-amz-date"] == request.headers["X-Amz-Date"]
+    assert ours.get("x-amz-security-token") == request.headers.get("X-Amz-Security-Token")
+
+
+# -- a scripted server --------------------------------------------------------------------
+
+@dataclass
+class Answer:
+    """What the server sends to one request, and whether it then closes the connection."""
+
+    raw: bytes
+    close: bool = False
+
+
+@dataclass
+class ScriptedServer:
+    """Answers each request it reads with the next :class:`Answer`; counts connections."""
+
+    answers: list[Answer]
+    requests: list[bytes] = field(default_factory=list)
+    connections: int = 0
+
+    def __post_init__(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.endpoint = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._talk, args=(conn,), daemon=True).start()
+
+    def _talk(self, conn: socket.socket) -> None:
+        with conn:
+            data = b""
+            while self.answers:
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        return
+                    data += chunk
+                head, _, data = data.partition(b"\r\n\r\n")
+                self.requests.append(head)
+                answer = self.answers.pop(0)
+                conn.sendall(answer.raw)
+                if answer.close:
+                    return
+
+    def close(self) -> None:
+        self._listener.close()
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedServer]:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "key")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    scripted = ScriptedServer([])
+    yield scripted
+    scripted.close()
+
+
+def ok(body: bytes, *extra: str) -> bytes:
+    fields = "".join(f"{line}\r\n" for line in extra)
+    return (f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\nETag: \"e1\"\r\n{fields}\r\n"
+            .encode() + body)
+
+
+def read(server: ScriptedServer, key: str = "k", **options: object) -> bytes:
+    fs = S3("b", endpoint=server.endpoint, engine="http", **options)
+    with fs.open(key, "rb") as f:
+        return f.read()
+
+
+def test_a_body_in_chunks_is_read(server: ScriptedServer) -> None:
+    server.answers.append(Answer(
+        b"HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"10\r\n<Error><Code>NoS\r\n15;ext=1\r\nuchKey</Code></Error>\r\n"
+        b"0\r\nX-Trailer: 1\r\n\r\n"))
+    server.answers.append(Answer(ok(  # then botocore asks whether "k/" is a folder: no
+        b'<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>b</Name>'
+        b"<KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>")))
+    with pytest.raises(FileNotFoundError, match="s3://b/k"):
+        read(server)
+
+
+def test_a_body_without_a_length_ends_with_the_connection(server: ScriptedServer) -> None:
+    server.answers.append(Answer(b"HTTP/1.1 200 OK\r\nETag: \"e\"\r\n\r\nall of it", close=True))
+    assert read(server) == b"all of it"
+
+
+def test_an_http_1_0_answer_is_not_kept(server: ScriptedServer) -> None:
+    server.answers += [Answer(ok(b"one").replace(b"HTTP/1.1", b"HTTP/1.0")), Answer(ok(b"two"))]
+    fs = S3("b", endpoint=server.endpoint, engine="http")
+    for expected in (b"one", b"two"):
+        with fs.open("k", "rb") as f:
+            assert f.read() == expected
+    assert server.connections == 2
+
+
+def test_interim_answers_are_skipped(server: ScriptedServer) -> None:
+    server.answers.append(Answer(b"HTTP/1.1 100 Continue\r\n\r\n" + ok(b"data")))
+    assert read(server) == b"data"
+
+
+def test_connections_are_kept_alive(server: ScriptedServer) -> None:
+    server.answers += [Answer(ok(b"x" * 1000)) for _ in range(5)]
+    fs = S3("b", endpoint=server.endpoint, engine="http")
+    for _ in range(5):
+        with fs.open("k", "rb") as f:
+            assert f.read() == b"x" * 1000
+    assert server.connections == 1
+
+
+def test_the_connection_of_a_stream_read_to_its_end_serves_again(server: ScriptedServer) -> None:
+    body = bytes(range(256)) * 2048  # 512 KiB: longer than the opening read
+    server.answers += [Answer(ok(body)), Answer(ok(b"again"))]
+    fs = S3("b", endpoint=server.endpoint, engine="http")
+    with fs.open("k", "rb", first_fetch=256 << 10) as f:
+        assert f.read() == body  # 256 KiB, then the rest from the same answer
+    with fs.open("k", "rb") as f:
+        assert f.read() == b"again"
+    assert server.connections == 1 and len(server.requests) == 2
+
+
+def test_a_connection_the_server_closed_while_idle_is_replaced(server: ScriptedServer) -> None:
+    server.answers += [Answer(ok(b"first"), close=True), Answer(ok(b"second"))]
+    fs = S3("b", endpoint=server.endpoint, engine="http", max_attempts=1)
+    with fs.open("k", "rb") as f:
+        assert f.read() == b"first"
+    with fs.open("k", "rb") as f:  # sent on the closed connection, then on a new one
+        assert f.read() == b"second"
+    assert server.connections == 2 and len(server.requests) == 2
+
+
+def test_an_answer_that_is_not_http_is_an_error(server: ScriptedServer) -> None:
+    server.answers.append(Answer(b"SSH-2.0-OpenSSH_9.6\r\n\r\n", close=True))
+    with pytest.raises(OSError, match="other than HTTP"):
+        read(server, max_attempts=1)
+
+
+def test_a_head_too_long_is_an_error(server: ScriptedServer) -> None:
+    server.answers.append(Answer(b"HTTP/1.1 200 OK\r\nX-Padding: " + b"p" * (1 << 20), close=True))
+    with pytest.raises(OSError, match="head of over"):
+        read(server, max_attempts=1)
+
+
+def test_an_answer_cut_short_is_retried_from_where_it_stopped(server: ScriptedServer) -> None:
+    body = bytes(range(256)) * 40
+    server.answers += [
+        Answer(ok(body)[:-4000], close=True),
+        Answer(b"HTTP/1.1 206 Partial Content\r\nContent-Length: 4000\r\nETag: \"e1\"\r\n"
+               b"Content-Range: bytes %d-%d/%d\r\n\r\n" % (len(body) - 4000, len(body) - 1,
+                                                          len(body)) + body[-4000:])]
+    assert read(server) == body
+    assert b"range: bytes=%d-" % (len(body) - 4000) in server.requests[1].lower()
+
+
+def test_requests_are_signed_with_the_session_token(server: ScriptedServer,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "the-token")
+    server.answers.append(Answer(ok(b"x")))
+    read(server)
+    head = server.requests[0].decode().lower()
+    assert "x-amz-security-token: the-token" in head
+    assert "signedheaders=host;x-amz-content-sha256;x-amz-date;x-amz-security-token" in head
