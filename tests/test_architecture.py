@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pfio"
 #: bottom to top; a module may import its own layer and the layers below it
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("pfio._uri", "pfio.errors", "pfio.registry", "pfio.config", "pfio.trace",
-              "pfio.version")),
+              "pfio.version", "pfio.checksums")),
     ("fs", ("pfio.fs", "pfio.compression")),
     ("containers", ("pfio.containers",)),
     ("cache", ("pfio.cache",)),

@@ -17,6 +17,7 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
+from ..checksums import crc32
 from ..errors import ArchiveError
 from ..fs.positions import SeekableReader
 from .zip_format import FLAG_ENCRYPTED, LOCAL, MemberInfo, local_data_offset
@@ -76,7 +77,7 @@ def read_member(read_at: Callable[[int, int], bytes], info: MemberInfo, size: in
     if len(data) != size:
         raise ArchiveError(f"{archive}: member {name!r} decodes to {len(data)} bytes, the "
                            f"directory says {size}: corrupt archive")
-    if zlib.crc32(data) != crc:
+    if crc32(data) != crc:
         raise ArchiveError(f"{archive}: CRC-32 mismatch in member {name!r}: corrupt archive")
     return data
 
@@ -230,7 +231,7 @@ class MemberStream(SeekableReader):
                     break  # the size and CRC checks tell a stream that ended early
         if data:
             if self._crc_valid:
-                self._crc = zlib.crc32(data, self._crc)
+                self._crc = crc32(data, self._crc)
             return data
         self._check_end()
         return b""

@@ -266,7 +266,11 @@ class S3Connection:
                 engine = transport.engines.get(name)
                 if engine is None:
                     module, _, cls = ENGINES[name].partition(":")
-                    factory = getattr(importlib.import_module(module), cls)
+                    try:
+                        factory = getattr(importlib.import_module(module), cls)
+                    except ImportError as exc:
+                        raise ImportError(f"the S3 engine {name!r} needs {exc.name}: "
+                                          f"pip install 'pfio[{name}]'") from exc
                     engine = transport.engines[name] = factory(self, transport.hooks)
                     logger.debug("S3 engine %s for %s", name, self)
         return engine

@@ -21,10 +21,10 @@ import base64
 import functools
 import logging
 import threading
-import zlib
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
+from ..checksums import crc32
 from .s3_errors import call
 from .writers import AtomicSink
 
@@ -41,7 +41,7 @@ MIN_PART = 5 << 20
 
 def crc32_of(data: bytes | bytearray | memoryview) -> str:
     """The CRC32 of ``data`` as S3 wants it: base64 of its 4 big-endian bytes."""
-    return base64.b64encode(zlib.crc32(data).to_bytes(4, "big")).decode()
+    return base64.b64encode(crc32(data).to_bytes(4, "big")).decode()
 
 
 class S3Sink(AtomicSink):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from pfio.fs.s3 import S3
@@ -60,3 +62,14 @@ def test_virtual_host_addressing_puts_the_bucket_in_the_host(
     with pytest.raises(OSError, match="s3://bucket/k"):  # .invalid names never resolve
         fs.open("k", "rb")
     assert seen == [("/bucket/k", "bucket.s3.invalid:9000")]
+
+
+def test_an_engine_whose_package_is_missing_says_what_to_install(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "awscrt", None)  # as if not installed
+    monkeypatch.delitem(sys.modules, "pfio.fs.s3_crt", raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "key")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    fs = S3("bucket", endpoint="http://127.0.0.1:9", engine="crt")
+    with pytest.raises(ImportError, match=r"engine 'crt' needs awscrt: pip install 'pfio\[crt\]'"):
+        fs.connection.engine()
