@@ -202,7 +202,7 @@ class S3(S3Operations, FS):
             raise FileExistsError(errno.EEXIST, "file exists", self._url(key))
         sink = S3Sink(self._connection, key, self.mpu_chunksize, self.mpu_concurrency)
         return atomic_writer(sink, mode, buffering, encoding, errors, newline,
-                             buffer_size=1 << 20)
+                             buffer_size=1 << 20, keeping=True)
 
     # -- directories: none on S3 -----------------------------------------------------------
 

@@ -62,10 +62,17 @@ class S3Sink(AtomicSink):
         with memoryview(b) as outer, outer.cast("B") as view:
             n = len(view)
             pos = 0
+            # the bytes of an immutable object (a buffered writer passes a view of the
+            # caller's ``bytes``) are sent as they are, not copied
+            whole = outer.obj
+            kept = memoryview(whole) if isinstance(whole, bytes) and len(whole) == n else None
             while pos < n:
                 part = self._part_size()
                 if not self._buffer and n - pos >= part:
-                    self._send_part(view[pos:pos + part])
+                    if kept is not None:
+                        self._send_part(kept[pos:pos + part], copy=False)
+                    else:
+                        self._send_part(view[pos:pos + part])
                     pos += part
                     continue
                 take = min(n - pos, part - len(self._buffer))
@@ -84,10 +91,11 @@ class S3Sink(AtomicSink):
         """``chunk_size``, doubled after every 2,000 parts."""
         return self.chunk_size << (len(self._parts) // 2000)
 
-    def _send_part(self, data: memoryview | bytearray) -> None:
+    def _send_part(self, data: memoryview | bytearray, copy: bool = True) -> None:
         """Upload ``data`` as the next part in the background: a view of the caller's
-        bytes is copied once a slot is free (so at most ``max_inflight`` parts exist), a
-        filled buffer is handed over."""
+        bytes is copied once a slot is free (so at most ``max_inflight`` parts exist)
+        unless ``copy`` is False (a view of ``bytes``, which cannot change), a filled
+        buffer is handed over."""
         conn = self._conn
         if self._upload_id is None:
             response = call(conn.retry, "POST", self.name, lambda: conn.engine().
@@ -101,7 +109,7 @@ class S3Sink(AtomicSink):
             done.result()  # a failed part fails the write now
         self._slots.acquire()
         try:
-            holder = [bytes(data) if isinstance(data, memoryview) else data]
+            holder = [bytes(data) if copy and isinstance(data, memoryview) else data]
             future = conn.executor().submit(self._upload_part, number, holder)
         except BaseException:
             self._slots.release()

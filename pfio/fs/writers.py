@@ -209,6 +209,22 @@ def sink_of(f: Any) -> AtomicSink | None:
     return f
 
 
+class KeepingBufferedWriter(AtomicBufferedWriter):
+    """An :class:`AtomicBufferedWriter` that hands a ``bytes`` of at least one buffer to its
+    sink as it is: ``io.BufferedWriter`` would pass a view that does not tell what it views,
+    which a sink that keeps bytes past the call (a part in flight) must copy."""
+
+    def __init__(self, raw: AtomicSink, buffer_size: int = io.DEFAULT_BUFFER_SIZE) -> None:
+        super().__init__(raw, buffer_size)
+        self._keep_from = buffer_size
+
+    def write(self, b: Any) -> int:
+        if type(b) is bytes and len(b) >= self._keep_from and not self.closed:
+            self.flush()
+            return self.raw.write(b)
+        return super().write(b)
+
+
 def atomic_writer(
     sink: AtomicSink,
     mode: Mode,
@@ -217,11 +233,14 @@ def atomic_writer(
     errors: str | None = None,
     newline: str | None = None,
     buffer_size: int = io.DEFAULT_BUFFER_SIZE,
+    keeping: bool = False,
 ) -> io.IOBase:
-    """Wrap ``sink`` for ``mode``: a buffered binary writer, or a text writer on top of one."""
+    """Wrap ``sink`` for ``mode``: a buffered binary writer, or a text writer on top of one.
+    With ``keeping`` the sink gets large ``bytes`` as they are
+    (:class:`KeepingBufferedWriter`)."""
     if buffering > 1:
         buffer_size = buffering
-    writer = AtomicBufferedWriter(sink, buffer_size)
+    writer = (KeepingBufferedWriter if keeping else AtomicBufferedWriter)(sink, buffer_size)
     sink._handed_out = True
     if mode.binary:
         return writer

@@ -41,6 +41,25 @@ def test_large_write_is_multipart(fs: S3, s3_requests) -> None:
         assert f.read() == data
 
 
+def test_parts_of_large_bytes_are_sent_as_they_are(fs: S3) -> None:
+    data = os.urandom(11 * MIB)
+    with fs.open("kept", "wb") as f:
+        f.write(data[:6 * MIB])  # a part straight from these bytes, then 1 MiB buffered
+        f.write(data[6 * MIB:])
+    with fs.open("kept", "rb") as f:
+        assert f.read() == data
+
+
+def test_a_buffer_changed_after_its_write_uploads_what_was_written(fs: S3) -> None:
+    data = bytearray(os.urandom(11 * MIB))
+    expected = bytes(data)
+    with fs.open("copied", "wb") as f:
+        f.write(data)
+        data[:] = bytes(len(data))  # the parts in flight hold copies
+    with fs.open("copied", "rb") as f:
+        assert f.read() == expected
+
+
 def test_nothing_published_before_close(fs: S3) -> None:
     f = fs.open("late", "wb")
     f.write(b"x" * (6 * MIB))
