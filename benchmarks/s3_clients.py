@@ -1,6 +1,7 @@
 """pfio against the native S3 clients on one S3 server (issue 15): each client in its own
 process, pfio through its public API with its default engine (``PFIO_S3_ENGINE`` passes
-through), boto3's plain client, obstore and s3torchconnectorclient in their own virtualenvs.
+through) and, for information, with its ``crt`` engine; boto3's plain client, obstore and
+s3torchconnectorclient in their own virtualenvs.
 
 Every client runs the same three workloads, each timed in the client's process:
 
@@ -11,8 +12,9 @@ Every client runs the same three workloads, each timed in the client's process:
 * ``sequential``: one large object read front to back in 8 MiB pieces, 3 times: MB/s of the
   fastest read.
 
-The clients take turns (pfio, boto3, obstore, s3torchconnectorclient, then again), each
-keeping its best figures, so that a busy moment of a shared machine hurts them alike.
+The clients take turns (pfio, pfio on its ``crt`` engine, boto3, obstore,
+s3torchconnectorclient, then again), each keeping its best figures, so that a busy moment of
+a shared machine hurts them alike.
 """
 
 from __future__ import annotations
@@ -36,13 +38,12 @@ ROOT = Path(__file__).resolve().parent.parent
 MIB = 1 << 20
 THREADS = 8
 
-#: the code of each client: ``get(key)``, ``get_range(key, start, length)`` (pfio:
-#: ``member(name)``) and ``sequential(key)`` return the number of bytes read; ``VERSION``
-#: names the client and its version
-CLIENTS: dict[str, str] = {
-    "pfio": """
+#: pfio's code (see :data:`CLIENTS`); ``ENGINE_SETTING`` becomes the line choosing its engine
+_PFIO = """
+        import os
+        ENGINE_SETTING
         import pfio
-        VERSION = "pfio"
+        VERSION = "pfio" + (f", engine {os.environ['PFIO_S3_ENGINE']}" if ENGINE_NAMED else "")
         fs = pfio.from_url(f"s3://{BUCKET}/", endpoint=ENDPOINT)
         archive = pfio.from_url(f"s3://{BUCKET}/{ZIP}", endpoint=ENDPOINT)
         def get(key):
@@ -57,7 +58,23 @@ CLIENTS: dict[str, str] = {
                 while chunk := f.read(CHUNK):
                     total += len(chunk)
             return total
-    """,
+    """
+
+
+def _pfio(engine: str | None) -> str:
+    """pfio's code with its default engine (``$PFIO_S3_ENGINE`` passes through), or
+    ``engine``."""
+    setting = f"os.environ['PFIO_S3_ENGINE'] = {engine!r}" if engine else "pass"
+    return _PFIO.replace("ENGINE_SETTING", setting).replace("ENGINE_NAMED", str(bool(engine)))
+
+
+#: the code of each client: ``get(key)``, ``get_range(key, start, length)`` (pfio:
+#: ``member(name)``) and ``sequential(key)`` return the number of bytes read; ``VERSION``
+#: names the client and its version
+CLIENTS: dict[str, str] = {
+    "pfio": _pfio(None),
+    # pfio's other native engine, for information: what the default was chosen against
+    "pfio-crt": _pfio("crt"),
     "boto3": """
         import boto3
         from botocore.config import Config
@@ -206,12 +223,12 @@ def measure(endpoint: str, credentials: dict[str, str], data: Data,
     best: dict[str, dict] = {}
     for _ in range(turns):
         for client in CLIENTS:
-            if client == "pfio":  # this checkout's pfio, with this interpreter
+            if client.startswith("pfio"):  # this checkout's pfio, with this interpreter
                 pythonpath = os.pathsep.join(filter(None, [str(ROOT),
                                                            os.environ.get("PYTHONPATH")]))
                 found = run_script(Path(sys.executable), _program(client, endpoint, data),
                                    {**credentials, "PYTHONPATH": pythonpath},
-                                   keep_pythonpath=True, label="pfio")
+                                   keep_pythonpath=True, label=client)
             else:
                 found = run_in_baseline(client, _program(client, endpoint, data), credentials)
             if client not in best:
@@ -228,9 +245,12 @@ def measure(endpoint: str, credentials: dict[str, str], data: Data,
 
 #: (baseline, target) per workload; a baseline without a target is for information
 TARGETS = {
-    "objects": [("s3torchconnectorclient", 1.0), ("obstore", 0.85), ("boto3", None)],
-    "ranges": [("s3torchconnectorclient", 1.0), ("obstore", 0.85), ("boto3", None)],
-    "sequential": [("obstore", 0.9), ("s3torchconnectorclient", None), ("boto3", None)],
+    "objects": [("s3torchconnectorclient", 1.0), ("obstore", 0.85), ("boto3", None),
+                ("pfio-crt", None)],
+    "ranges": [("s3torchconnectorclient", 1.0), ("obstore", 0.85), ("boto3", None),
+               ("pfio-crt", None)],
+    "sequential": [("obstore", 0.9), ("s3torchconnectorclient", None), ("boto3", None),
+                   ("pfio-crt", None)],
 }
 #: the budget of pfio's client CPU per 100 KiB GET, in ms
 CPU_BUDGET_MS = 1.0
