@@ -9,7 +9,7 @@ all-or-nothing (single PUT or multipart upload, :mod:`pfio.fs.s3_writer`); error
 retries are in :mod:`pfio.fs.s3_errors`.
 
 Requests go through the filesystem's :class:`pfio.fs.s3_connection.S3Connection`, which
-makes its engine (native ``awscrt`` HTTP by default, botocore with ``engine="boto3"``) on
+makes its engine (pfio's own HTTP client by default, see :mod:`pfio.fs.s3_connection`) on
 first use in each process, so an ``S3`` object may be pickled to DataLoader workers (fork,
 spawn or forkserver) and shared by threads.
 Credentials never appear in ``repr``, logs or error messages.
@@ -59,9 +59,9 @@ class S3(S3Operations, FS):
         readahead: how many blocks sequential reads fetch ahead (0 turns read-ahead off).
         connect_timeout, read_timeout: seconds, for each HTTP request (an endpoint that
             never answers fails within about ``3 * read_timeout``, at most 30 s).
-        engine: ``"crt"`` (native, the default where ``awscrt`` is installed) or
-            ``"boto3"``; default ``$PFIO_S3_ENGINE``. ``"boto3"`` is used while moto's
-            ``mock_aws`` is active.
+        engine: ``"http"`` (pfio's own HTTP/1.1 client, the default), ``"crt"``
+            (``awscrt``, ``pfio[crt]``) or ``"boto3"``; default ``$PFIO_S3_ENGINE``.
+            ``"boto3"`` is used while moto's ``mock_aws`` is active.
         addressing_style: ``"path"`` (the default with an ``endpoint``) or ``"virtual"``
             (``bucket.host``, the default on AWS).
         max_attempts: tries of one request in all (throttling, 5xx and broken connections
@@ -131,7 +131,8 @@ class S3(S3Operations, FS):
 
     @property
     def engine(self) -> str:
-        """The name of the engine this process moves data with (``"crt"``, ``"boto3"``)."""
+        """The name of the engine this process moves data with (``"http"``, ``"crt"``,
+        ``"boto3"``)."""
         return self._connection.engine_name
 
     def _client(self) -> Any:

@@ -1,8 +1,8 @@
 """The ``boto3`` engine of S3: the data path through botocore.
 
-botocore spends a few milliseconds of CPU per request, so this engine is not the default
-where ``awscrt`` is installed; it is the one moto's in-process ``mock_aws`` intercepts, and
-it follows every botocore setting. Bodies are read straight into the caller's buffer where
+botocore spends a few milliseconds of CPU per request, so this engine is not the default;
+it is the one moto's in-process ``mock_aws`` intercepts, and it follows every botocore
+setting. Bodies are read straight into the caller's buffer where
 urllib3 allows it.
 """
 
