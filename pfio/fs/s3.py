@@ -251,8 +251,10 @@ class S3(S3Operations, FS):
 
     def _head(self, key: str) -> dict[str, Any] | None:
         """The HEAD of object ``key``, None when there is none."""
+        conn = self._connection
         try:
-            return self._call("HEAD", key, "head_object", Key=key)
+            return call(conn.retry, "HEAD", conn.url(key),
+                        lambda: conn.engine().head_object(conn.bucket, key))
         except FileNotFoundError:
             return None
 

@@ -38,6 +38,9 @@ class Boto3Engine:
             _discard(body)
             raise
 
+    def head_object(self, bucket: str, key: str) -> dict[str, Any]:
+        return self._client.head_object(Bucket=bucket, Key=key)
+
     def put_object(self, bucket: str, key: str, body: Any, crc32: str) -> dict[str, Any]:
         return self._client.put_object(Bucket=bucket, Key=key, Body=_payload(body),
                                 ChecksumCRC32=crc32)

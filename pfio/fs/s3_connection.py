@@ -106,6 +106,10 @@ class Engine(Protocol):
     def get(self, bucket: str, key: str, rng: str, if_match: str | None,
             sink: BodySink) -> None: ...
 
+    def head_object(self, bucket: str, key: str) -> dict[str, Any]:
+        """The HEAD of ``key`` as botocore's ``head_object`` returns it (``ContentLength``,
+        ``LastModified``, ``ETag``, ``Metadata``, ...)."""
+
     def put_object(self, bucket: str, key: str, body: Any, crc32: str) -> dict[str, Any]: ...
 
     def create_multipart_upload(self, bucket: str, key: str) -> dict[str, Any]: ...

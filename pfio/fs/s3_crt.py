@@ -33,7 +33,7 @@ from awscrt import auth, http, s3
 from awscrt import io as crt_io
 from awscrt.exceptions import AwsCrtError
 
-from .s3_wire import check_completion, completion_body, server_error, with_upload_id
+from .s3_wire import check_completion, completion_body, head_response, server_error, with_upload_id
 
 if TYPE_CHECKING:
     from .s3_connection import BodySink, RequestHook, S3Connection
@@ -104,6 +104,10 @@ class CrtEngine:
             self._get_large(bucket, key, headers, sink)
         else:
             self._send("GET", bucket, key, "", headers, None, sink)
+
+    def head_object(self, bucket: str, key: str) -> dict[str, Any]:
+        response = self._send("HEAD", bucket, key, "", [], None)["ResponseMetadata"]
+        return head_response(response["HTTPStatusCode"], response["HTTPHeaders"])
 
     def put_object(self, bucket: str, key: str, body: Any, crc32: str) -> dict[str, Any]:
         return self._send("PUT", bucket, key, "", [("x-amz-checksum-crc32", crc32)], body)

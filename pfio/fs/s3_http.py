@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
 from .s3_sigv4 import Credentials, Signer
-from .s3_wire import check_completion, completion_body, server_error, with_upload_id
+from .s3_wire import check_completion, completion_body, head_response, server_error, with_upload_id
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -79,6 +79,10 @@ class HttpEngine:
         if if_match:
             headers.append(("if-match", if_match))
         self._send("GET", bucket, key, "", headers, None, sink)
+
+    def head_object(self, bucket: str, key: str) -> dict[str, Any]:
+        meta = self._send("HEAD", bucket, key, "", [], None)["ResponseMetadata"]
+        return head_response(meta["HTTPStatusCode"], meta["HTTPHeaders"])
 
     def put_object(self, bucket: str, key: str, body: Any, crc32: str) -> dict[str, Any]:
         return self._send("PUT", bucket, key, "", [("x-amz-checksum-crc32", crc32)], body)
@@ -199,14 +203,15 @@ class _Connection:
             if status >= 200:
                 return status, headers
 
-    def read_body(self, status: int, headers: dict[str, str],
-                  sink: BodySink | None) -> tuple[bytes, bool, int]:
-        """Read the body of the answer. With ``sink`` (a successful GET's) the sink is
-        begun and takes the body, or as much of it as it wants; else the body is returned.
-        Returns the body, whether the connection may be kept, and the bytes of the body
-        left unread (a sink took what it wanted of a long body)."""
+    def read_body(self, status: int, headers: dict[str, str], sink: BodySink | None,
+                  bodiless: bool = False) -> tuple[bytes, bool, int]:
+        """Read the body of the answer (none to a HEAD: ``bodiless``). With ``sink`` (a
+        successful GET's) the sink is begun and takes the body, or as much of it as it
+        wants; else the body is returned. Returns the body, whether the connection may be
+        kept, and the bytes of the body left unread (a sink took what it wanted of a long
+        body)."""
         keep = headers.get("connection", "").lower() != "close"
-        if status in _NO_BODY:
+        if bodiless or status in _NO_BODY:
             body = b""
         elif "chunked" in headers.get("transfer-encoding", "").lower():
             body = self._read_chunked()
@@ -383,7 +388,8 @@ class _Pool:
                 return status, headers, connection.read_body(status, headers, None)[0]
             status, headers = connection.read_head()
             ok = sink is not None and status < 300
-            data, keep, left = connection.read_body(status, headers, sink if ok else None)
+            data, keep, left = connection.read_body(status, headers, sink if ok else None,
+                                                    head.startswith(b"HEAD "))
             if left:  # the sink reads on from the connection, or it is dropped
                 give_back = functools.partial(self._give_back, host) if keep else None
                 handed = sink.take_rest(_Rest(connection, left, give_back))

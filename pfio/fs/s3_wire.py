@@ -1,9 +1,10 @@
 """What the engines that speak S3's REST protocol themselves (``http``, ``crt``) share:
-reading error answers and upload ids, writing the body that completes a multipart upload,
-and the errors a failed connection becomes."""
+reading error answers, upload ids and the heads of objects, and writing the body that
+completes a multipart upload."""
 
 from __future__ import annotations
 
+import email.utils
 import re
 from typing import Any
 from xml.sax.saxutils import escape
@@ -56,3 +57,24 @@ def check_completion(response: dict[str, Any]) -> dict[str, Any]:
     if b"<Error>" in response["Body"]:
         raise server_error(500, response["Body"], {})
     return response
+
+
+def head_response(status: int, headers: dict[str, str]) -> dict[str, Any]:
+    """A HEAD of an object's answer (lower-case ``headers``) as botocore's ``head_object``
+    returns it: ``ContentLength``, ``LastModified`` (an aware ``datetime``), ``ETag``,
+    ``ContentType``, ``Metadata`` (the ``x-amz-meta-*`` headers) and ``ResponseMetadata``."""
+    response: dict[str, Any] = {
+        "ResponseMetadata": {"HTTPStatusCode": status, "HTTPHeaders": headers},
+        "ContentLength": int(headers.get("content-length", 0)),
+        "ETag": headers.get("etag", ""),
+        "Metadata": {name[len(_META):]: value for name, value in headers.items()
+                     if name.startswith(_META)},
+    }
+    if "last-modified" in headers:
+        response["LastModified"] = email.utils.parsedate_to_datetime(headers["last-modified"])
+    if "content-type" in headers:
+        response["ContentType"] = headers["content-type"]
+    return response
+
+
+_META = "x-amz-meta-"
