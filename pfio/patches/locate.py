@@ -118,9 +118,15 @@ def list_directory(url: str) -> list[FileStat]:
     return list(directory(parent).list(name, detail=True))
 
 
+#: what the opening read of a file opened for a library's random access takes (on S3: one
+#: ranged GET of this much, not a plain GET of the whole object)
+RANDOM_OPENING = 64 << 10
+
+
 def open_for_reading(url: str) -> IO[bytes]:
     """A seekable binary file object reading ``url`` (through the object cache when it is
-    on): ranged reads, no copy of the whole file up front.
+    on): ranged reads, no copy of the whole file up front (the opening read takes
+    :data:`RANDOM_OPENING` bytes).
 
     Raises:
         FileNotFoundError: ``url`` does not exist.
@@ -129,4 +135,4 @@ def open_for_reading(url: str) -> IO[bytes]:
     parent, name = split_url(url)
     if not name:
         raise IsADirectoryError(f"{url!r} names a root, not a file")
-    return directory(parent, cached=_cache_on).open(name, "rb")
+    return directory(parent, cached=_cache_on).open(name, "rb", first_fetch=RANDOM_OPENING)
