@@ -27,13 +27,12 @@ import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlsplit
 
 from awscrt import auth, http, s3
 from awscrt import io as crt_io
 from awscrt.exceptions import AwsCrtError
 
-from .s3_wire import check_completion, completion_body, head_response, server_error, with_upload_id
+from .s3_wire import RestRequests, credential_source, get_headers, server_error
 
 if TYPE_CHECKING:
     from .s3_connection import BodySink, RequestHook, S3Connection
@@ -50,42 +49,32 @@ LARGE_GET = 2 << 20
 PART_SIZE = 8 << 20
 
 
-class CrtEngine:
+class CrtEngine(RestRequests):
     """S3's data path over ``awscrt`` (see the module documentation)."""
 
     plain_gets = False
 
     def __init__(self, connection: S3Connection, hooks: list[RequestHook]) -> None:
+        super().__init__(connection, hooks)
         settings = connection.settings
-        session = connection.session()
-        self._hooks = hooks
-        self._path_style = settings.path_style()
         self._read_timeout = settings.read_timeout
-        region = session.region_name or "us-east-1"
-        endpoint = urlsplit(settings.endpoint or f"https://s3.{region}.amazonaws.com")
-        self._endpoint = endpoint.geturl()
-        self._host = endpoint.hostname or ""
-        self._tls = endpoint.scheme == "https"
-        self._port = endpoint.port or (443 if self._tls else 80)
-        self._host_header = self._host if endpoint.port is None else \
-            f"{self._host}:{endpoint.port}"
+        self._endpoint = self._at.url
         threads = max(1, min(4, (os.cpu_count() or 1)))
         loops = crt_io.EventLoopGroup(threads)
         self._bootstrap = crt_io.ClientBootstrap(loops, crt_io.DefaultHostResolver(loops))
         self._socket = crt_io.SocketOptions()
         self._socket.connect_timeout_ms = int(settings.connect_timeout * 1000)
         self._socket.keep_alive = True
-        self._tls_context = _tls_context() if self._tls else None
-        provider = _credentials_provider(session)
+        self._tls_context = _tls_context() if self._at.tls else None
+        provider = _credentials_provider(self._session)
         self._signing = None if provider is None else auth.AwsSigningConfig(
-            credentials_provider=provider, region=region,
+            credentials_provider=provider, region=self._region,
             service="s3", use_double_uri_encode=False, should_normalize_uri_path=False,
             signed_body_value=auth.AwsSignedBodyValue.UNSIGNED_PAYLOAD,
             signed_body_header_type=auth.AwsSignedBodyHeaderType.X_AMZ_CONTENT_SHA_256)
         self._idle: dict[str, list[Any]] = {}
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(max(1, settings.max_pool_connections))
-        self._region = region
         self._provider = provider
         self._max_connections = max(1, settings.max_pool_connections)
         self._connect_ms = int(settings.connect_timeout * 1000)
@@ -95,41 +84,13 @@ class CrtEngine:
 
     def get(self, bucket: str, key: str, rng: str, if_match: str | None,
             sink: BodySink) -> None:
-        headers = [("range", rng)] if rng else []
-        if if_match:
-            headers.append(("if-match", if_match))
+        headers = get_headers(rng, if_match)
         span = _SPAN.match(rng)
         if span is not None and self._provider is not None and \
                 int(span.group(2)) - int(span.group(1)) + 1 >= LARGE_GET:
             self._get_large(bucket, key, headers, sink)
         else:
             self._send("GET", bucket, key, "", headers, None, sink)
-
-    def head_object(self, bucket: str, key: str) -> dict[str, Any]:
-        response = self._send("HEAD", bucket, key, "", [], None)["ResponseMetadata"]
-        return head_response(response["HTTPStatusCode"], response["HTTPHeaders"])
-
-    def put_object(self, bucket: str, key: str, body: Any, crc32: str) -> dict[str, Any]:
-        return self._send("PUT", bucket, key, "", [("x-amz-checksum-crc32", crc32)], body)
-
-    def create_multipart_upload(self, bucket: str, key: str) -> dict[str, Any]:
-        return with_upload_id(self._send("POST", bucket, key, "uploads",
-                                         [("x-amz-checksum-algorithm", "CRC32")], b""))
-
-    def upload_part(self, bucket: str, key: str, upload_id: str, number: int, body: Any,
-                    crc32: str) -> dict[str, Any]:
-        query = f"partNumber={number}&uploadId={quote(upload_id, safe='')}"
-        return self._send("PUT", bucket, key, query, [("x-amz-checksum-crc32", crc32)], body)
-
-    def complete_multipart_upload(self, bucket: str, key: str, upload_id: str,
-                                  parts: list[dict[str, Any]]) -> dict[str, Any]:
-        return check_completion(self._send(
-            "POST", bucket, key, f"uploadId={quote(upload_id, safe='')}",
-            [("content-type", "application/xml")], completion_body(parts)))
-
-    def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:
-        return self._send("DELETE", bucket, key, f"uploadId={quote(upload_id, safe='')}", [],
-                          None)
 
     def close(self) -> None:
         with self._lock:
@@ -143,7 +104,7 @@ class CrtEngine:
 
     def _get_large(self, bucket: str, key: str, headers: list[tuple[str, str]],
                    sink: BodySink) -> None:
-        host_header, path = self._address(bucket, key)
+        _, host_header, path = self._at.address(bucket, key)
         request = http.HttpRequest("GET", path,
                                    http.HttpHeaders([("host", host_header), *headers]))
         if self._hooks:
@@ -173,7 +134,7 @@ class CrtEngine:
                 self._s3_client = s3.S3Client(
                     bootstrap=self._bootstrap, region=self._region,
                     credential_provider=self._provider,
-                    tls_mode=s3.S3RequestTlsMode.ENABLED if self._tls else
+                    tls_mode=s3.S3RequestTlsMode.ENABLED if self._at.tls else
                     s3.S3RequestTlsMode.DISABLED, tls_connection_options=tls,
                     part_size=PART_SIZE, throughput_target_gbps=1.0,
                     max_active_connections_override=self._max_connections,
@@ -185,10 +146,7 @@ class CrtEngine:
     def _send(self, method: str, bucket: str, key: str, query: str,
               headers: list[tuple[str, str]], body: Any,
               sink: BodySink | None = None) -> dict[str, Any]:
-        """Send one signed request; a sink takes a successful GET's body, the others'
-        bodies are returned (``Body``) with their status and headers."""
-        host_header, path = self._address(bucket, key)
-        host = self._host if self._path_style else f"{bucket}.{self._host}"
+        host, host_header, path = self._at.address(bucket, key)
         request = http.HttpRequest(method, path + ("?" + query if query else ""),
                                    http.HttpHeaders([("host", host_header), *headers]))
         if body is not None:
@@ -218,12 +176,6 @@ class CrtEngine:
             raise server_error(status, b"".join(exchange.body), exchange.headers)
         return {"ResponseMetadata": {"HTTPStatusCode": status, "HTTPHeaders": exchange.headers},
                 "ETag": exchange.headers.get("etag"), "Body": b"".join(exchange.body)}
-
-    def _address(self, bucket: str, key: str) -> tuple[str, str]:
-        """The ``Host`` header and the path of ``key`` in ``bucket``."""
-        if self._path_style:
-            return self._host_header, f"/{bucket}/{quote(key, safe='/~')}"
-        return f"{bucket}.{self._host_header}", "/" + quote(key, safe="/~")
 
     def _wait(self, done: concurrent.futures.Future, exchange: _Exchange,
               abandon: Callable[[], Any]) -> None:
@@ -260,7 +212,7 @@ class CrtEngine:
                 tls = self._tls_context.new_connection_options()
                 tls.set_server_name(host)
             future = http.HttpClientConnection.new(
-                host_name=host, port=self._port, bootstrap=self._bootstrap,
+                host_name=host, port=self._at.port, bootstrap=self._bootstrap,
                 socket_options=self._socket, tls_connection_options=tls)
             try:
                 return future.result()
@@ -367,16 +319,10 @@ def _credentials_provider(session: Any) -> Any:
     """An ``awscrt`` provider of the credentials boto3's chain finds for ``session``
     (refreshed whenever botocore refreshes them); None (unsigned requests) when there are
     none."""
-    credentials = session.get_credentials()
-    if credentials is None:
+    source = credential_source(session)
+    if source is None:
         return None
-    if not hasattr(credentials, "refresh_needed"):  # static: fixed for the process
-        frozen = credentials.get_frozen_credentials()
-        return auth.AwsCredentialsProvider.new_static(frozen.access_key, frozen.secret_key,
-                                                      frozen.token)
-
-    def current() -> Any:
-        frozen = credentials.get_frozen_credentials()  # refreshes when near expiry
-        return auth.AwsCredentials(frozen.access_key, frozen.secret_key, frozen.token)
-
-    return auth.AwsCredentialsProvider.new_delegate(current)
+    current, static = source
+    if static:
+        return auth.AwsCredentialsProvider.new_static(*current())
+    return auth.AwsCredentialsProvider.new_delegate(lambda: auth.AwsCredentials(*current()))

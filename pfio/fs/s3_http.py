@@ -26,10 +26,9 @@ import ssl
 import struct
 import threading
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlsplit
 
-from .s3_sigv4 import Credentials, Signer
-from .s3_wire import check_completion, completion_body, head_response, server_error, with_upload_id
+from .s3_sigv4 import Signer
+from .s3_wire import RestRequests, credential_source, get_headers, server_error
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -44,67 +43,32 @@ _BUFFER = 16 << 10
 _INLINE_BODY = 64 << 10
 #: bytes of an unwanted rest of a body read to keep the connection (more: it is closed)
 _DRAIN = 64 << 10
+#: bodies of plain GETs kept on their connections for their readers at once, at most (more:
+#: their connections are dropped, and the readers go on with ranged GETs)
+MAX_PARKED = 64
 _NO_BODY = frozenset({204, 304})
 
 
-class HttpEngine:
+class HttpEngine(RestRequests):
     """S3's data path over pfio's HTTP/1.1 client (see the module documentation)."""
 
     plain_gets = True
 
     def __init__(self, connection: S3Connection, hooks: list[RequestHook]) -> None:
-        settings = connection.settings
-        session = connection.session()
-        self._hooks = hooks
-        self._path_style = settings.path_style()
-        region = session.region_name or "us-east-1"
-        endpoint = urlsplit(settings.endpoint or f"https://s3.{region}.amazonaws.com")
-        self._endpoint = endpoint.geturl()
-        self._host = endpoint.hostname or ""
-        tls = endpoint.scheme == "https"
-        self._port = endpoint.port or (443 if tls else 80)
-        self._host_header = self._host if endpoint.port is None else \
-            f"{self._host}:{endpoint.port}"
-        source = _credentials(session)
-        self._signer = None if source is None else Signer(source, region)
-        self._pool = _Pool(self._endpoint, self._port, settings.connect_timeout,
-                           settings.read_timeout, _tls_context() if tls else None,
+        super().__init__(connection, hooks)
+        settings, at = connection.settings, self._at
+        source = credential_source(self._session)
+        self._signer = None if source is None else Signer(source[0], self._region)
+        self._pool = _Pool(at.url, at.port, settings.connect_timeout, settings.read_timeout,
+                           _tls_context() if at.tls else None,
                            max(1, settings.max_pool_connections))
 
     # -- the data path ------------------------------------------------------------------
 
     def get(self, bucket: str, key: str, rng: str, if_match: str | None,
             sink: BodySink) -> None:
-        headers = [("range", rng)] if rng else []
-        if if_match:
-            headers.append(("if-match", if_match))
+        headers = get_headers(rng, if_match)
         self._send("GET", bucket, key, "", headers, None, sink)
-
-    def head_object(self, bucket: str, key: str) -> dict[str, Any]:
-        meta = self._send("HEAD", bucket, key, "", [], None)["ResponseMetadata"]
-        return head_response(meta["HTTPStatusCode"], meta["HTTPHeaders"])
-
-    def put_object(self, bucket: str, key: str, body: Any, crc32: str) -> dict[str, Any]:
-        return self._send("PUT", bucket, key, "", [("x-amz-checksum-crc32", crc32)], body)
-
-    def create_multipart_upload(self, bucket: str, key: str) -> dict[str, Any]:
-        return with_upload_id(self._send("POST", bucket, key, "uploads",
-                                         [("x-amz-checksum-algorithm", "CRC32")], b""))
-
-    def upload_part(self, bucket: str, key: str, upload_id: str, number: int, body: Any,
-                    crc32: str) -> dict[str, Any]:
-        query = f"partNumber={number}&uploadId={quote(upload_id, safe='')}"
-        return self._send("PUT", bucket, key, query, [("x-amz-checksum-crc32", crc32)], body)
-
-    def complete_multipart_upload(self, bucket: str, key: str, upload_id: str,
-                                  parts: list[dict[str, Any]]) -> dict[str, Any]:
-        return check_completion(self._send(
-            "POST", bucket, key, f"uploadId={quote(upload_id, safe='')}",
-            [("content-type", "application/xml")], completion_body(parts)))
-
-    def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:
-        return self._send("DELETE", bucket, key, f"uploadId={quote(upload_id, safe='')}", [],
-                          None)
 
     def close(self) -> None:
         self._pool.close()
@@ -114,14 +78,7 @@ class HttpEngine:
     def _send(self, method: str, bucket: str, key: str, query: str,
               headers: list[tuple[str, str]], body: Any,
               sink: BodySink | None = None) -> dict[str, Any]:
-        """Send one signed request; a sink takes a successful GET's body, the others'
-        bodies are returned (``Body``) with their status and headers."""
-        if self._path_style:
-            host, host_header = self._host, self._host_header
-            path = f"/{bucket}/{quote(key, safe='/~')}"
-        else:
-            host, host_header = f"{bucket}.{self._host}", f"{bucket}.{self._host_header}"
-            path = "/" + quote(key, safe="/~")
+        host, host_header, path = self._at.address(bucket, key)
         headers = [("host", host_header), *headers]
         view = None
         if body is not None:
@@ -354,6 +311,7 @@ class _Pool:
         self._idle: dict[str, list[_Connection]] = {}
         self._lock = threading.Lock()
         self._free = size  # connections that may still be opened or taken
+        self._parked = 0  # bodies left on their connections for their readers
         self._freed = threading.Condition(self._lock)
 
     def exchange(self, host: str, head: bytes, body: memoryview | None,
@@ -392,7 +350,10 @@ class _Pool:
                                                     head.startswith(b"HEAD "))
             if left:  # the sink reads on from the connection, or it is dropped
                 give_back = functools.partial(self._give_back, host) if keep else None
-                handed = sink.take_rest(_Rest(connection, left, give_back))
+                if self._park():
+                    handed = sink.take_rest(_Rest(connection, left, give_back, self._unpark))
+                    if not handed:
+                        self._unpark()
                 keep = False
             return status, headers, data
         finally:
@@ -404,6 +365,20 @@ class _Pool:
                     self._idle.setdefault(host, []).append(connection)
             else:
                 _close(connection.sock)
+
+    def _park(self) -> bool:
+        """Count one more body left on its connection for its reader to read on, unless
+        :data:`MAX_PARKED` are already (a process that keeps many files open must not
+        keep as many connections)."""
+        with self._lock:
+            if self._parked >= MAX_PARKED:
+                return False
+            self._parked += 1
+            return True
+
+    def _unpark(self) -> None:
+        with self._lock:
+            self._parked -= 1
 
     def _give_back(self, host: str, connection: _Connection) -> None:
         """Keep ``connection``, whose answer was read to its end by a :class:`_Rest`."""
@@ -468,9 +443,11 @@ class _Rest:
     ``ConnectionError``)."""
 
     def __init__(self, connection: _Connection, left: int,
-                 give_back: Callable[[_Connection], None] | None) -> None:
+                 give_back: Callable[[_Connection], None] | None,
+                 ended: Callable[[], None]) -> None:
         self._connection: _Connection | None = connection
         self._give_back = give_back  # None: the server closes the connection after it
+        self._ended = ended  # called once, when the rest is read or dropped
         self._pid = os.getpid()
         self.left = left
 
@@ -487,6 +464,7 @@ class _Rest:
         self.left -= n
         if not self.left:
             self._connection = None
+            self._ended()
             if self._give_back is not None:
                 self._give_back(connection)
             else:
@@ -497,6 +475,7 @@ class _Rest:
         """Drop the rest (its connection is closed; in another process, only its copy)."""
         connection, self._connection = self._connection, None
         if connection is not None:
+            self._ended()
             _close(connection.sock)
 
 
@@ -520,17 +499,3 @@ def _close(sock: socket.socket) -> None:
 def _tls_context() -> ssl.SSLContext:
     """TLS with the system's CA store, or the bundle ``$AWS_CA_BUNDLE`` names."""
     return ssl.create_default_context(cafile=os.environ.get("AWS_CA_BUNDLE") or None)
-
-
-def _credentials(session: Any) -> Callable[[], Credentials] | None:
-    """What gives the credentials of boto3's chain for ``session`` at each request
-    (refreshed whenever botocore refreshes them); None (unsigned requests) when there are
-    none."""
-    credentials = session.get_credentials()
-    if credentials is None:
-        return None
-    if not hasattr(credentials, "refresh_needed"):  # static: fixed for the process
-        frozen = credentials.get_frozen_credentials()
-        fixed = Credentials(frozen.access_key, frozen.secret_key, frozen.token)
-        return lambda: fixed
-    return credentials.get_frozen_credentials  # refreshes when near expiry

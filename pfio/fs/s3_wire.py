@@ -6,14 +6,65 @@ from __future__ import annotations
 
 import email.utils
 import re
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlsplit
 from xml.sax.saxutils import escape
 
 from .s3_errors import ServerError
+from .s3_sigv4 import Credentials
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .s3_connection import BodySink, RequestHook, S3Connection, S3Settings
 
 _CODE = re.compile(rb"<Code>([^<]*)</Code>")
 _MESSAGE = re.compile(rb"<Message>([^<]*)</Message>")
 _UPLOAD_ID = re.compile(rb"<UploadId>([^<]*)</UploadId>")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where an engine sends requests: ``settings.endpoint``, else AWS's in ``region``."""
+
+    url: str
+    host: str
+    port: int
+    tls: bool
+    #: the ``Host`` header of path-style requests (with the port when one was given)
+    host_header: str
+    path_style: bool
+
+    @classmethod
+    def of(cls, settings: S3Settings, region: str) -> Endpoint:
+        parts = urlsplit(settings.endpoint or f"https://s3.{region}.amazonaws.com")
+        host = parts.hostname or ""
+        tls = parts.scheme == "https"
+        return cls(parts.geturl(), host, parts.port or (443 if tls else 80), tls,
+                   host if parts.port is None else f"{host}:{parts.port}",
+                   settings.path_style())
+
+    def address(self, bucket: str, key: str) -> tuple[str, str, str]:
+        """The host to connect to, the ``Host`` header and the path of ``key``."""
+        if self.path_style:
+            return self.host, self.host_header, f"/{bucket}/{quote(key, safe='/~')}"
+        return (f"{bucket}.{self.host}", f"{bucket}.{self.host_header}",
+                "/" + quote(key, safe="/~"))
+
+
+def credential_source(session: Any) -> tuple[Callable[[], Credentials], bool] | None:
+    """What gives the credentials of boto3's chain for ``session`` (refreshed whenever
+    botocore refreshes them), and whether they are static (fixed for the process); None
+    (unsigned requests) when there are none."""
+    credentials = session.get_credentials()
+    if credentials is None:
+        return None
+    if not hasattr(credentials, "refresh_needed"):
+        frozen = credentials.get_frozen_credentials()
+        fixed = Credentials(frozen.access_key, frozen.secret_key, frozen.token)
+        return (lambda: fixed), True
+    return credentials.get_frozen_credentials, False  # refreshes when near expiry
 
 
 def server_error(status: int, body: bytes, headers: dict[str, str]) -> ServerError:
@@ -78,3 +129,58 @@ def head_response(status: int, headers: dict[str, str]) -> dict[str, Any]:
 
 
 _META = "x-amz-meta-"
+
+
+def get_headers(rng: str, if_match: str | None) -> list[tuple[str, str]]:
+    """The headers of a GET of the range ``rng`` ("" for none) of the version ``if_match``."""
+    headers = [("range", rng)] if rng else []
+    if if_match:
+        headers.append(("if-match", if_match))
+    return headers
+
+
+class RestRequests:
+    """The requests of an engine that speaks S3's REST protocol itself, other than GET,
+    made with its :meth:`_send`; and what such an engine starts from: the request hooks,
+    the boto3 session of the connection (its credential chain), the region and the
+    endpoint."""
+
+    def __init__(self, connection: S3Connection, hooks: list[RequestHook]) -> None:
+        self._hooks = hooks
+        self._session = connection.session()
+        self._region = self._session.region_name or "us-east-1"
+        self._at = Endpoint.of(connection.settings, self._region)
+
+    def _send(self, method: str, bucket: str, key: str, query: str,
+              headers: list[tuple[str, str]], body: Any,
+              sink: BodySink | None = None) -> dict[str, Any]:
+        """Send one signed request; a sink takes a successful GET's body, the others'
+        bodies are returned (``Body``) with their status (``ResponseMetadata``), headers
+        and ``ETag``. An error answer raises :class:`ServerError`."""
+        raise NotImplementedError
+
+    def head_object(self, bucket: str, key: str) -> dict[str, Any]:
+        meta = self._send("HEAD", bucket, key, "", [], None)["ResponseMetadata"]
+        return head_response(meta["HTTPStatusCode"], meta["HTTPHeaders"])
+
+    def put_object(self, bucket: str, key: str, body: Any, crc32: str) -> dict[str, Any]:
+        return self._send("PUT", bucket, key, "", [("x-amz-checksum-crc32", crc32)], body)
+
+    def create_multipart_upload(self, bucket: str, key: str) -> dict[str, Any]:
+        return with_upload_id(self._send("POST", bucket, key, "uploads",
+                                         [("x-amz-checksum-algorithm", "CRC32")], b""))
+
+    def upload_part(self, bucket: str, key: str, upload_id: str, number: int, body: Any,
+                    crc32: str) -> dict[str, Any]:
+        query = f"partNumber={number}&uploadId={quote(upload_id, safe='')}"
+        return self._send("PUT", bucket, key, query, [("x-amz-checksum-crc32", crc32)], body)
+
+    def complete_multipart_upload(self, bucket: str, key: str, upload_id: str,
+                                  parts: list[dict[str, Any]]) -> dict[str, Any]:
+        return check_completion(self._send(
+            "POST", bucket, key, f"uploadId={quote(upload_id, safe='')}",
+            [("content-type", "application/xml")], completion_body(parts)))
+
+    def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:
+        return self._send("DELETE", bucket, key, f"uploadId={quote(upload_id, safe='')}", [],
+                          None)

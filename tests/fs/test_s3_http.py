@@ -236,3 +236,17 @@ def test_a_head_answer_has_no_body_whatever_its_length(server: ScriptedServer) -
     with fs.open("k", "rb") as f:  # the next answer on the same connection
         assert f.read() == b"after"
     assert server.connections == 1
+
+
+def test_past_max_parked_open_files_read_on_with_ranges(server: ScriptedServer,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("pfio.fs.s3_http.MAX_PARKED", 1)
+    body = bytes(range(256)) * 2048  # 512 KiB: longer than the opening reads
+    server.answers += [Answer(ok(body), close=True) for _ in range(3)]
+    fs = S3("b", endpoint=server.endpoint, engine="http")
+    with fs.open("k", "rb", first_fetch=256 << 10) as first, \
+            fs.open("k", "rb", first_fetch=256 << 10) as second:
+        assert first._stream is not None  # kept for reading on
+        assert second._stream is None  # one too many: its connection was dropped
+    with fs.open("k", "rb", first_fetch=256 << 10) as third:
+        assert third._stream is not None  # the first one's end made room again
