@@ -249,6 +249,13 @@ class S3(S3Operations, FS):
             return True
         return self.isdir(path)
 
+    def _list_page(self, key: str, **kwargs: Any) -> dict[str, Any]:
+        """One page of ListObjectsV2 (botocore's arguments and answer); ``key`` names it in
+        errors."""
+        conn = self._connection
+        return call(conn.retry, "LIST", conn.url(key),
+                    lambda: conn.engine().list_objects_v2(conn.bucket, **kwargs))
+
     def _head(self, key: str) -> dict[str, Any] | None:
         """The HEAD of object ``key``, None when there is none."""
         conn = self._connection

@@ -38,6 +38,9 @@ class Boto3Engine:
             _discard(body)
             raise
 
+    def list_objects_v2(self, bucket: str, **kwargs: Any) -> dict[str, Any]:
+        return self._client.list_objects_v2(Bucket=bucket, **kwargs)
+
     def head_object(self, bucket: str, key: str) -> dict[str, Any]:
         return self._client.head_object(Bucket=bucket, Key=key)
 

@@ -110,6 +110,11 @@ class Engine(Protocol):
         """The HEAD of ``key`` as botocore's ``head_object`` returns it (``ContentLength``,
         ``LastModified``, ``ETag``, ``Metadata``, ...)."""
 
+    def list_objects_v2(self, bucket: str, **kwargs: Any) -> dict[str, Any]:
+        """One page of ListObjectsV2, with botocore's arguments (``Prefix``, ``Delimiter``,
+        ``MaxKeys``, ``ContinuationToken``) and the fields of its answer pfio reads
+        (``Contents``, ``CommonPrefixes``, ``IsTruncated``, ``NextContinuationToken``)."""
+
     def put_object(self, bucket: str, key: str, body: Any, crc32: str) -> dict[str, Any]: ...
 
     def create_multipart_upload(self, bucket: str, key: str) -> dict[str, Any]: ...

@@ -41,6 +41,7 @@ class S3Operations:
         def _url(self, key: str) -> str: ...
         def _call(self, method: str, key: str, operation: str, **kwargs: Any) -> Any: ...
         def _head(self, key: str) -> dict[str, Any] | None: ...
+        def _list_page(self, key: str, **kwargs: Any) -> dict[str, Any]: ...
         def exists(self, path: str) -> bool: ...
 
     def _pages(self, prefix: str, delimiter: str | None,
@@ -52,7 +53,7 @@ class S3Operations:
         if page_size:
             kwargs["MaxKeys"] = page_size
         while True:
-            page = self._call("LIST", prefix, "list_objects_v2", **kwargs)
+            page = self._list_page(prefix, **kwargs)
             yield page
             token = page.get("NextContinuationToken")
             if not page.get("IsTruncated") or not token or max_keys:
@@ -62,7 +63,7 @@ class S3Operations:
     def _prefix_exists(self, key: str) -> bool:
         """True when some object is under ``key/`` (or ``key`` is "" and the bucket exists)."""
         if not key:
-            self._call("LIST", "", "list_objects_v2", MaxKeys=1)  # FileNotFoundError if no bucket
+            self._list_page("", Prefix="", MaxKeys=1)  # FileNotFoundError if no bucket
             return True
         prefix = key if key.endswith("/") else key + "/"
         page = next(self._pages(prefix, None, max_keys=1))

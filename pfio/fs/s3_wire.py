@@ -4,11 +4,13 @@ completes a multipart upload."""
 
 from __future__ import annotations
 
+import datetime
 import email.utils
 import re
+import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, unquote_plus, urlsplit
 from xml.sax.saxutils import escape
 
 from .s3_errors import ServerError
@@ -46,11 +48,12 @@ class Endpoint:
                    settings.path_style())
 
     def address(self, bucket: str, key: str) -> tuple[str, str, str]:
-        """The host to connect to, the ``Host`` header and the path of ``key``."""
+        """The host to connect to, the ``Host`` header and the path of ``key`` (of the
+        bucket itself when ``key`` is "")."""
+        path = "/" + quote(key, safe="/~")
         if self.path_style:
-            return self.host, self.host_header, f"/{bucket}/{quote(key, safe='/~')}"
-        return (f"{bucket}.{self.host}", f"{bucket}.{self.host_header}",
-                "/" + quote(key, safe="/~"))
+            return self.host, self.host_header, f"/{bucket}{path if key else ''}"
+        return f"{bucket}.{self.host}", f"{bucket}.{self.host_header}", path
 
 
 def credential_source(session: Any) -> tuple[Callable[[], Credentials], bool] | None:
@@ -131,6 +134,53 @@ def head_response(status: int, headers: dict[str, str]) -> dict[str, Any]:
 _META = "x-amz-meta-"
 
 
+def listing_query(Prefix: str = "", Delimiter: str | None = None,  # noqa: N803
+                  MaxKeys: int | None = None, ContinuationToken: str | None = None) -> str:
+    """The query of a ListObjectsV2 request with botocore's arguments, keys URL-encoded in
+    the answer (``encoding-type=url``, as botocore asks: XML cannot carry every key)."""
+    fields = [("list-type", "2"), ("encoding-type", "url"), ("prefix", Prefix)]
+    if Delimiter:
+        fields.append(("delimiter", Delimiter))
+    if MaxKeys:
+        fields.append(("max-keys", str(MaxKeys)))
+    if ContinuationToken:
+        fields.append(("continuation-token", ContinuationToken))
+    return "&".join(f"{name}={quote(value, safe='-_.~')}" for name, value in fields)
+
+
+def parse_listing(body: bytes) -> dict[str, Any]:
+    """A ListObjectsV2 answer as botocore's ``list_objects_v2`` returns it: ``Contents``
+    (``Key``, ``Size``, ``LastModified``, ``ETag``), ``CommonPrefixes`` (``Prefix``),
+    ``IsTruncated``, ``NextContinuationToken``, ``KeyCount``; keys decoded."""
+    root = ElementTree.fromstring(body)
+    ns = root.tag[:root.tag.index("}") + 1] if root.tag.startswith("{") else ""
+    encoded = root.findtext(f"{ns}EncodingType") == "url"
+
+    def name(text: str | None) -> str:
+        return unquote_plus(text or "") if encoded else text or ""
+
+    page: dict[str, Any] = {
+        "IsTruncated": root.findtext(f"{ns}IsTruncated") == "true",
+        "KeyCount": int(root.findtext(f"{ns}KeyCount") or 0),
+        "Contents": [{"Key": name(item.findtext(f"{ns}Key")),
+                      "Size": int(item.findtext(f"{ns}Size") or 0),
+                      "LastModified": _iso_time(item.findtext(f"{ns}LastModified") or ""),
+                      "ETag": item.findtext(f"{ns}ETag") or ""}
+                     for item in root.iterfind(f"{ns}Contents")],
+        "CommonPrefixes": [{"Prefix": name(item.findtext(f"{ns}Prefix"))}
+                           for item in root.iterfind(f"{ns}CommonPrefixes")],
+    }
+    token = root.findtext(f"{ns}NextContinuationToken")
+    if token:
+        page["NextContinuationToken"] = token
+    return page
+
+
+def _iso_time(text: str) -> datetime.datetime:
+    """An S3 time (``2026-11-24T05:06:07.000Z``) as an aware ``datetime``."""
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
 def get_headers(rng: str, if_match: str | None) -> list[tuple[str, str]]:
     """The headers of a GET of the range ``rng`` ("" for none) of the version ``if_match``."""
     headers = [("range", rng)] if rng else []
@@ -158,6 +208,10 @@ class RestRequests:
         bodies are returned (``Body``) with their status (``ResponseMetadata``), headers
         and ``ETag``. An error answer raises :class:`ServerError`."""
         raise NotImplementedError
+
+    def list_objects_v2(self, bucket: str, **kwargs: Any) -> dict[str, Any]:
+        return parse_listing(self._send("GET", bucket, "", listing_query(**kwargs), [],
+                                        None)["Body"])
 
     def head_object(self, bucket: str, key: str) -> dict[str, Any]:
         meta = self._send("HEAD", bucket, key, "", [], None)["ResponseMetadata"]

@@ -250,3 +250,32 @@ def test_past_max_parked_open_files_read_on_with_ranges(server: ScriptedServer,
         assert second._stream is None  # one too many: its connection was dropped
     with fs.open("k", "rb", first_fetch=256 << 10) as third:
         assert third._stream is not None  # the first one's end made room again
+
+
+def listing(*contents: str, prefixes: tuple[str, ...] = (), token: str = "") -> bytes:
+    """A ListObjectsV2 answer with URL-encoded keys, as S3 sends for ``encoding-type=url``."""
+    items = "".join(f"<Contents><Key>{key}</Key><LastModified>2026-11-24T05:06:07.000Z"
+                    f"</LastModified><ETag>&quot;e&quot;</ETag><Size>3</Size></Contents>"
+                    for key in contents)
+    common = "".join(f"<CommonPrefixes><Prefix>{p}</Prefix></CommonPrefixes>"
+                     for p in prefixes)
+    more = f"<IsTruncated>true</IsTruncated><NextContinuationToken>{token}" \
+           "</NextContinuationToken>" if token else "<IsTruncated>false</IsTruncated>"
+    return ok(('<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.'
+               'amazonaws.com/doc/2006-03-01/"><Name>b</Name><EncodingType>url</EncodingType>'
+               f"<KeyCount>{len(contents)}</KeyCount>{more}{items}{common}"
+               "</ListBucketResult>").encode())
+
+
+def test_a_listing_is_read_by_the_engine_in_pages(server: ScriptedServer) -> None:
+    server.answers += [Answer(listing("d/a+b.txt", "d/%E3%81%82", prefixes=("d/sub/",),
+                                      token="t/1=")),
+                       Answer(listing("d/z"))]
+    fs = S3("b", endpoint=server.endpoint, engine="http")
+    entries = {s.filename: s for s in fs.list("d", detail=True)}
+    assert sorted(entries) == ["a b.txt", "sub", "z", "あ"]
+    assert entries["z"].size == 3 and entries["z"].last_modified == WHEN.replace(
+        second=7).timestamp()
+    first, second = (head.decode() for head in server.requests)
+    assert first.startswith("GET /b?list-type=2&encoding-type=url&prefix=d%2F&delimiter=%2F ")
+    assert "&continuation-token=t%2F1%3D " in second.partition("\r\n")[0]
