@@ -136,7 +136,7 @@ class S3(S3Operations, FS):
         return self._connection.engine_name
 
     def _client(self) -> Any:
-        """This process's botocore client (for listing, HEAD, DELETE and copies)."""
+        """This process's botocore client (for DELETE, copies and buckets)."""
         return self._connection.client()
 
     def close(self) -> None:

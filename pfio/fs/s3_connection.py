@@ -1,7 +1,8 @@
 """``S3Connection``: what the readers and writers of one S3 filesystem talk to.
 
-One connection object holds, per process: the engine that moves the bytes, the botocore
-client for listing, HEAD, DELETE and copies, the pool of background threads, the retry
+One connection object holds, per process: the engine that moves the bytes (GET, HEAD,
+listings, PUT, multipart uploads), the botocore client for DELETE, copies and buckets and
+for the engine's credential chain, the pool of background threads, the retry
 policy and the URL of a key. It is created lazily in each process (a forked child, a
 spawned or forkserver worker all make their own engine), so it may be pickled with the
 filesystem and its open readers.
@@ -304,7 +305,7 @@ class S3Connection:
         return engine
 
     def client(self) -> Any:
-        """This process's botocore client (listing, HEAD, DELETE, copies; made on first
+        """This process's botocore client (DELETE, copies, buckets; made on first
         use)."""
         transport = _transport(self.settings)
         if transport.client is None:
