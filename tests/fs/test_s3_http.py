@@ -279,3 +279,17 @@ def test_a_listing_is_read_by_the_engine_in_pages(server: ScriptedServer) -> Non
     first, second = (head.decode() for head in server.requests)
     assert first.startswith("GET /b?list-type=2&encoding-type=url&prefix=d%2F&delimiter=%2F ")
     assert "&continuation-token=t%2F1%3D " in second.partition("\r\n")[0]
+
+
+def test_a_stream_gone_silent_gives_way_to_a_ranged_get(server: ScriptedServer) -> None:
+    body = bytes(range(256)) * 4096  # 1 MiB
+    half = 256 << 10
+    server.answers += [  # the opening GET's body stops past the opening read, then nothing
+        Answer(ok(body)[:-(len(body) - 2 * half)]),
+        Answer(b"HTTP/1.1 206 Partial Content\r\nETag: \"e1\"\r\n"
+               b"Content-Length: %d\r\nContent-Range: bytes %d-%d/%d\r\n\r\n"
+               % (len(body) - 2 * half, 2 * half, len(body) - 1, len(body)) + body[2 * half:])]
+    fs = S3("b", endpoint=server.endpoint, engine="http", read_timeout=0.3)
+    with fs.open("k", "rb", first_fetch=half) as f:
+        assert f.read() == body
+    assert b"range: bytes=%d-" % (2 * half) in server.requests[1].lower()
