@@ -210,8 +210,10 @@ class RestRequests:
         raise NotImplementedError
 
     def list_objects_v2(self, bucket: str, **kwargs: Any) -> dict[str, Any]:
-        return parse_listing(self._send("GET", bucket, "", listing_query(**kwargs), [],
-                                        None)["Body"])
+        response = self._send("GET", bucket, "", listing_query(**kwargs), [], None)
+        page = parse_listing(response["Body"])
+        page["ResponseMetadata"] = response["ResponseMetadata"]
+        return page
 
     def head_object(self, bucket: str, key: str) -> dict[str, Any]:
         meta = self._send("HEAD", bucket, key, "", [], None)["ResponseMetadata"]

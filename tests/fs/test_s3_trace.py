@@ -55,3 +55,14 @@ def test_retries_are_recorded_as_attempts(s3_env: str, s3_bucket: str, fault_pro
     fault_proxy.fail_next(2)
     fs.exists("")
     assert recorder.requests[-1][5] == 3
+
+
+def test_listings_and_heads_are_recorded_with_their_status(s3_env: str, s3_bucket: str,
+                                                           recorder: Recorder) -> None:
+    fs = S3(s3_bucket)
+    with fs.open("d/k", "wb") as f:
+        f.write(b"12345")
+    assert list(fs.list("d")) == ["k"]
+    assert fs.exists("d/k")
+    methods = [(r[0], r[1], r[2]) for r in recorder.requests]
+    assert methods == [("s3", "PUT", 200), ("s3", "LIST", 200), ("s3", "HEAD", 200)]
