@@ -78,14 +78,28 @@ class HttpEngine(RestRequests):
     def _send(self, method: str, bucket: str, key: str, query: str,
               headers: list[tuple[str, str]], body: Any,
               sink: BodySink | None = None) -> dict[str, Any]:
-        host, host_header, path = self._at.address(bucket, key)
+        status, answer, data = self._exchange(method, bucket, key, query, headers, body, sink)
+        if status >= 300 and self._moved(bucket, status, answer):  # once, to its region
+            status, answer, data = self._exchange(method, bucket, key, query, headers, body,
+                                                  sink)
+        if status >= 300:
+            raise server_error(status, data, answer)
+        return {"ResponseMetadata": {"HTTPStatusCode": status, "HTTPHeaders": answer},
+                "ETag": answer.get("etag"), "Body": data}
+
+    def _exchange(self, method: str, bucket: str, key: str, query: str,
+                  headers: list[tuple[str, str]], body: Any,
+                  sink: BodySink | None) -> tuple[int, dict[str, str], bytes]:
+        """Sign and send one request, and read its answer (see ``_Pool.exchange``)."""
+        region, at = self._where(bucket)
+        host, host_header, path = at.address(bucket, key)
         headers = [("host", host_header), *headers]
         view = None
         if body is not None:
             view = memoryview(body).cast("B")
             headers.append(("content-length", str(len(view))))
         if self._signer is not None:
-            headers = self._signer.sign(method, path, query, headers)
+            headers = self._signer.sign(method, path, query, headers, region=region)
         if self._hooks:
             names = dict(headers)
             for hook in self._hooks:
@@ -93,11 +107,7 @@ class HttpEngine(RestRequests):
         target = path + ("?" + query if query else "")
         head = "".join([f"{method} {target} HTTP/1.1\r\n",
                         *[f"{name}: {value}\r\n" for name, value in headers], "\r\n"]).encode()
-        status, answer, data = self._pool.exchange(host, head, view, sink)
-        if status >= 300:
-            raise server_error(status, data, answer)
-        return {"ResponseMetadata": {"HTTPStatusCode": status, "HTTPHeaders": answer},
-                "ETag": answer.get("etag"), "Body": data}
+        return self._pool.exchange(host, head, view, sink)
 
 
 class _Stale(Exception):

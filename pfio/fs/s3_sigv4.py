@@ -39,13 +39,15 @@ class Signer:
         self._credentials = credentials
         self._region = region
         self._service = service
-        self._keys: dict[tuple[str, str], bytes] = {}
+        self._keys: dict[tuple[str, str, str], bytes] = {}
 
     def sign(self, method: str, path: str, query: str, headers: list[tuple[str, str]],
-             now: float | None = None) -> list[tuple[str, str]]:
+             now: float | None = None, region: str | None = None) -> list[tuple[str, str]]:
         """The headers to send: ``headers`` (lower-case names, one of them ``host``) with
         the date, the payload marker, the session token if any and ``authorization``.
-        ``path`` is the percent-encoded path as sent; ``query`` the query string as sent."""
+        ``path`` is the percent-encoded path as sent; ``query`` the query string as sent;
+        ``region`` the one to sign for, when not the signer's own."""
+        region = region or self._region
         credentials = self._credentials()
         stamp = _stamp(int(time.time() if now is None else now))
         day = stamp[:8]
@@ -58,23 +60,25 @@ class Signer:
             method, path, _canonical_query(query),
             "".join([f"{name}:{_trimmed(value)}\n" for name, value in signed]),
             names, UNSIGNED_PAYLOAD))
-        scope = f"{day}/{self._region}/{self._service}/aws4_request"
+        scope = f"{day}/{region}/{self._service}/aws4_request"
         to_sign = "\n".join((_ALGORITHM, stamp, scope,
                              hashlib.sha256(canonical.encode()).hexdigest()))
-        signature = hmac.digest(self._key(credentials.secret_key, day), to_sign.encode(),
-                                "sha256").hex()
+        signature = hmac.digest(self._key(credentials.secret_key, day, region),
+                                to_sign.encode(), "sha256").hex()
         signed.append(("authorization",
                        f"{_ALGORITHM} Credential={credentials.access_key}/{scope}, "
                        f"SignedHeaders={names}, Signature={signature}"))
         return signed
 
-    def _key(self, secret: str, day: str) -> bytes:
-        key = self._keys.get((secret, day))
+    def _key(self, secret: str, day: str, region: str) -> bytes:
+        key = self._keys.get((secret, day, region))
         if key is None:
             key = hmac.new(f"AWS4{secret}".encode(), day.encode(), hashlib.sha256).digest()
-            for part in (self._region, self._service, "aws4_request"):
+            for part in (region, self._service, "aws4_request"):
                 key = hmac.new(key, part.encode(), hashlib.sha256).digest()
-            self._keys = {(secret, day): key}  # the day's key only: old ones are dropped
+            if any(old[:2] != (secret, day) for old in self._keys):
+                self._keys = {}  # the keys of another day or secret are dropped
+            self._keys[(secret, day, region)] = key
         return key
 
 

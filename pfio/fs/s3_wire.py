@@ -49,9 +49,10 @@ class Endpoint:
 
     def address(self, bucket: str, key: str) -> tuple[str, str, str]:
         """The host to connect to, the ``Host`` header and the path of ``key`` (of the
-        bucket itself when ``key`` is "")."""
+        bucket itself when ``key`` is ""). Virtual-host style puts the bucket in the host,
+        except for a bucket with dots over TLS (as botocore does)."""
         path = "/" + quote(key, safe="/~")
-        if self.path_style:
+        if self.path_style or (self.tls and "." in bucket):  # (no certificate names a.b.host)
             return self.host, self.host_header, f"/{bucket}{path if key else ''}"
         return f"{bucket}.{self.host}", f"{bucket}.{self.host_header}", path
 
@@ -198,8 +199,26 @@ class RestRequests:
     def __init__(self, connection: S3Connection, hooks: list[RequestHook]) -> None:
         self._hooks = hooks
         self._session = connection.session()
+        self._settings = connection.settings
         self._region = self._session.region_name or "us-east-1"
         self._at = Endpoint.of(connection.settings, self._region)
+        #: the region of each bucket S3 said is elsewhere, and where to reach it
+        self._elsewhere: dict[str, tuple[str, Endpoint]] = {}
+
+    def _where(self, bucket: str) -> tuple[str, Endpoint]:
+        """The region to sign requests on ``bucket`` for, and its endpoint."""
+        return self._elsewhere.get(bucket) or (self._region, self._at)
+
+    def _moved(self, bucket: str, status: int, headers: dict[str, str]) -> bool:
+        """Whether an error answer says ``bucket`` is in another region than the one the
+        request was signed for (S3 then names it in ``x-amz-bucket-region``); the bucket's
+        requests go there from now on (to its regional endpoint unless an ``endpoint``
+        was given), as botocore redirects them."""
+        region = headers.get("x-amz-bucket-region")
+        if status not in (301, 307, 400) or not region or region == self._where(bucket)[0]:
+            return False
+        self._elsewhere[bucket] = (region, Endpoint.of(self._settings, region))
+        return True
 
     def _send(self, method: str, bucket: str, key: str, query: str,
               headers: list[tuple[str, str]], body: Any,

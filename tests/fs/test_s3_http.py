@@ -293,3 +293,31 @@ def test_a_stream_gone_silent_gives_way_to_a_ranged_get(server: ScriptedServer) 
     with fs.open("k", "rb", first_fetch=half) as f:
         assert f.read() == body
     assert b"range: bytes=%d-" % (2 * half) in server.requests[1].lower()
+
+
+def test_a_bucket_in_another_region_is_asked_there(server: ScriptedServer) -> None:
+    error = b"<Error><Code>PermanentRedirect</Code></Error>"
+    moved = (b"HTTP/1.1 301 Moved Permanently\r\nx-amz-bucket-region: eu-west-1\r\n"
+             b"Content-Length: %d\r\n\r\n%s" % (len(error), error))
+    server.answers += [Answer(moved), Answer(ok(b"there")), Answer(ok(b"again"))]
+    fs = S3("b", endpoint=server.endpoint, engine="http")
+    for expected in (b"there", b"again"):
+        with fs.open("k", "rb") as f:
+            assert f.read() == expected
+    scopes = [head.decode().split("Credential=key/")[1].split(",")[0][9:]
+              for head in server.requests]
+    assert scopes == ["us-east-1/s3/aws4_request", "eu-west-1/s3/aws4_request",
+                      "eu-west-1/s3/aws4_request"]
+
+
+@pytest.mark.parametrize(("bucket", "host", "path"), [
+    ("plain", "plain.s3.eu-west-1.amazonaws.com", "/k"),
+    ("with.dots", "s3.eu-west-1.amazonaws.com", "/with.dots/k"),  # no certificate for it
+])
+def test_virtual_hosts_on_aws(bucket: str, host: str, path: str) -> None:
+    from pfio.fs.s3_connection import S3Settings
+    from pfio.fs.s3_wire import Endpoint
+
+    at = Endpoint.of(S3Settings(addressing_style="virtual"), "eu-west-1")
+    assert at.url == "https://s3.eu-west-1.amazonaws.com" and at.port == 443
+    assert at.address(bucket, "k")[0::2] == (host, path)
