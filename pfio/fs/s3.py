@@ -40,6 +40,10 @@ from .writers import atomic_writer
 DEFAULT_MPU_CHUNKSIZE = 8 << 20
 
 
+#: seconds to connect, and to wait for the next bytes of an answer (None means these)
+CONNECT_TIMEOUT, READ_TIMEOUT = 5.0, 10.0
+
+
 class S3(S3Operations, FS):
     """The objects of ``bucket`` under ``prefix``, as a filesystem.
 
@@ -58,7 +62,8 @@ class S3(S3Operations, FS):
         buffering: the block size of reads (read-ahead blocks; default 16 MiB).
         readahead: how many blocks sequential reads fetch ahead (0 turns read-ahead off).
         connect_timeout, read_timeout: seconds, for each HTTP request (an endpoint that
-            never answers fails within about ``3 * read_timeout``, at most 30 s).
+            never answers fails within about ``3 * read_timeout``, at most 30 s); None
+            (PFIO 2.x's "botocore's default") gives pfio's defaults, 5 and 10 s.
         engine: ``"http"`` (pfio's own HTTP/1.1 client, the default), ``"crt"``
             (``awscrt``, ``pfio[crt]``) or ``"boto3"``; default ``$PFIO_S3_ENGINE``.
             ``"boto3"`` is used while moto's ``mock_aws`` is active.
@@ -84,7 +89,8 @@ class S3(S3Operations, FS):
                  region: str | None = None, profile: str | None = None,
                  mpu_chunksize: int = DEFAULT_MPU_CHUNKSIZE, mpu_concurrency: int = 8,
                  buffering: int = -1,
-                 readahead: int = 3, connect_timeout: float = 5, read_timeout: float = 10,
+                 readahead: int = 3, connect_timeout: float | None = CONNECT_TIMEOUT,
+                 read_timeout: float | None = READ_TIMEOUT,
                  max_attempts: int = 5, max_pool_connections: int = 32,
                  engine: str | None = None, addressing_style: str | None = None,
                  create_bucket: bool = False, create: bool = False, **options: Any) -> None:
@@ -102,8 +108,9 @@ class S3(S3Operations, FS):
         self.mpu_concurrency = max(1, mpu_concurrency)
         block = buffering if buffering > 1 else ReadOptions.block_size
         self.read_options = ReadOptions(block_size=block, readahead=max(0, readahead))
-        self.connect_timeout = connect_timeout
-        self.read_timeout = read_timeout
+        self.connect_timeout = connect_timeout = \
+            CONNECT_TIMEOUT if connect_timeout is None else connect_timeout
+        self.read_timeout = read_timeout = READ_TIMEOUT if read_timeout is None else read_timeout
         self.max_pool_connections = max_pool_connections
         self._retry = RetryPolicy(max_attempts=max(1, max_attempts),
                                   attempt_timeout=read_timeout)

@@ -92,3 +92,10 @@ def test_an_endpoint_behind_a_proxy_goes_through_botocore(
     with caplog.at_level("INFO", logger="pfio.fs.s3_connection"):
         assert S3("bucket", endpoint=f"http://127.0.0.1:{port}").engine == engine
     assert "pw" not in caplog.text
+
+
+def test_unset_timeouts_are_pfio_s_defaults() -> None:
+    fs = S3("bucket", endpoint="http://127.0.0.1:9", connect_timeout=None, read_timeout=None)
+    settings = fs.connection.settings
+    assert (settings.connect_timeout, settings.read_timeout) == (5.0, 10.0)
+    assert (fs.connect_timeout, fs.read_timeout) == (5.0, 10.0)
