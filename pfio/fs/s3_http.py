@@ -4,9 +4,9 @@ Each request is a few system calls on a kept-alive socket (``ssl`` for ``https``
 the thread that asks: the request is signed here (:mod:`pfio.fs.s3_sigv4`), sent with one
 ``sendall`` (large bodies straight from the caller's buffer) and its body is received with
 ``recv_into`` straight into the buffer that keeps it, with the GIL released while the kernel
-copies. No thread of a runtime calls back into Python, so a 100 KiB GET costs about a tenth
-of a millisecond of CPU, on par with the Rust and C clients (figures in the README), and
-nothing survives a fork that would need the parent's threads.
+copies. No thread of a runtime calls back into Python, so a 100 KiB GET costs about 0.15 ms
+of CPU (kernel included), on par with the Rust clients (figures in the README), and nothing
+survives a fork that would need the parent's threads.
 
 Connections are kept per host, at most ``max_pool_connections`` at once; a request that
 finds its reused connection closed by the server (before any byte of an answer) is sent

@@ -277,7 +277,8 @@ class S3Reader(io.BufferedIOBase):
         if self._stream is not None and pos == self._stream_at:
             size = min(opts.block_size, max(opts.random_fetch, 2 * len(self._buf)),
                        self._stream.left)
-            spare = self._spares.pop() if self._spares else bytearray(opts.block_size)
+            whole = size == opts.block_size and self._spares
+            spare = self._spares.pop() if whole else bytearray(size)
             n = self._from_stream(memoryview(spare)[:size])
             if n:
                 self._set_buffer(pos, memoryview(spare)[:n])
