@@ -1,6 +1,7 @@
 """What the engines that speak S3's REST protocol themselves (``http``, ``crt``) share:
-reading error answers, upload ids and the heads of objects, and writing the body that
-completes a multipart upload."""
+where requests go (:class:`Endpoint`), the credentials of boto3's chain, the requests other
+than GET (:class:`RestRequests`: HEAD, listings, PUT, multipart uploads), and reading their
+answers (errors, upload ids, heads, listing pages)."""
 
 from __future__ import annotations
 
