@@ -10,8 +10,7 @@ filesystem and its open readers.
 The engines: ``"http"`` (the default: pfio's own HTTP/1.1 client on the standard library's
 sockets, :mod:`pfio.fs.s3_http`), ``"crt"`` (AWS's C runtime, ``awscrt``, where it is
 installed: :mod:`pfio.fs.s3_crt`) and ``"boto3"`` (botocore). One is chosen by
-``S3(engine=...)``, else ``$PFIO_S3_ENGINE``, else ``"http"`` (``"boto3"`` where a proxy of
-the environment serves the endpoint: botocore speaks to proxies); ``"boto3"`` is always used
+``S3(engine=...)``, else ``$PFIO_S3_ENGINE``, else ``"http"``; ``"boto3"`` is always used
 while moto's in-process ``mock_aws`` is active (it intercepts botocore, which the other
 engines bypass).
 """
@@ -24,14 +23,12 @@ import logging
 import os
 import sys
 import threading
-import urllib.request
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 from urllib.parse import unquote, urlsplit
 
-from ..trace.redact import redact
 from .s3_errors import RetryPolicy, call
 
 logger = logging.getLogger(__name__)
@@ -183,26 +180,12 @@ def requested_engine(requested: str | None) -> str | None:
 DEFAULT_ENGINE = "http"
 
 
-def engine_name(requested: str | None, default: str = DEFAULT_ENGINE) -> str:
+def engine_name(requested: str | None) -> str:
     """The engine to use now: ``"boto3"`` while ``mock_aws`` is active, else ``requested``,
-    else ``default``."""
+    else :data:`DEFAULT_ENGINE`."""
     if mock_aws_active():
         return "boto3"
-    return requested or default
-
-
-def default_engine(endpoint: str | None) -> str:
-    """:data:`DEFAULT_ENGINE`, or ``"boto3"`` where the environment sends requests to
-    ``endpoint`` (AWS's when None) through a proxy (``HTTPS_PROXY``, ``HTTP_PROXY``,
-    ``NO_PROXY``): pfio's own HTTP client speaks to servers directly, botocore through
-    proxies."""
-    parts = urlsplit(endpoint or "https://s3.amazonaws.com")
-    proxy = urllib.request.getproxies().get(parts.scheme)
-    if proxy and not urllib.request.proxy_bypass(parts.hostname or ""):
-        logger.info("S3 requests to %s go through the proxy %s: the boto3 engine sends them",
-                    parts.hostname, redact(proxy))
-        return "boto3"
-    return DEFAULT_ENGINE
+    return requested or DEFAULT_ENGINE
 
 
 class _Transport:
@@ -215,8 +198,6 @@ class _Transport:
         self.engines: dict[str, Engine] = {}
         self.client: Any = None
         self.hooks: list[RequestHook] = []
-        #: the engine used unless one is asked for (see :func:`default_engine`)
-        self.default_engine = default_engine(settings.endpoint)
 
 
 _transports: tuple[int, dict[S3Settings, _Transport], threading.Lock] = \
@@ -283,12 +264,12 @@ class S3Connection:
     @property
     def engine_name(self) -> str:
         """The name of the engine this process uses."""
-        return engine_name(self.settings.engine, _transport(self.settings).default_engine)
+        return engine_name(self.settings.engine)
 
     def engine(self) -> Engine:
         """This process's engine (made on first use; see :func:`engine_name`)."""
+        name = engine_name(self.settings.engine)
         transport = _transport(self.settings)
-        name = engine_name(self.settings.engine, transport.default_engine)
         engine = transport.engines.get(name)
         if engine is None:
             with transport.lock:

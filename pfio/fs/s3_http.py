@@ -19,13 +19,17 @@ whole chain and are read at each request, so they refresh as botocore refreshes 
 
 from __future__ import annotations
 
+import base64
 import functools
 import os
 import socket
 import ssl
 import struct
 import threading
+import urllib.request
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
 
 from .s3_sigv4 import Signer
 from .s3_wire import RestRequests, credential_source, get_headers, server_error
@@ -34,6 +38,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from .s3_connection import BodySink, RequestHook, S3Connection
+    from .s3_wire import Endpoint
 
 #: bytes of a connection's receive buffer: the head of an answer must fit in it, and what
 #: comes with the head is copied out of it while holding the GIL (the rest of a body is
@@ -59,9 +64,14 @@ class HttpEngine(RestRequests):
         settings, at = connection.settings, self._at
         source = credential_source(self._session)
         self._signer = None if source is None else Signer(source[0], self._region)
+        proxy = _proxy(at)
+        #: through a proxy, plain http requests name their whole URL; https ones tunnel
+        self._absolute = proxy is not None and not at.tls
+        self._proxy_headers = [("proxy-authorization", proxy.authorization)] \
+            if proxy is not None and proxy.authorization and self._absolute else []
         self._pool = _Pool(at.url, at.port, settings.connect_timeout, settings.read_timeout,
                            _tls_context() if at.tls else None,
-                           max(1, settings.max_pool_connections))
+                           max(1, settings.max_pool_connections), proxy)
 
     # -- the data path ------------------------------------------------------------------
 
@@ -105,6 +115,9 @@ class HttpEngine(RestRequests):
             for hook in self._hooks:
                 hook(method, f"/{bucket}/{key}", names)
         target = path + ("?" + query if query else "")
+        if self._absolute:  # (the proxy drops its own header: it is not signed)
+            target = f"http://{host_header}{target}"
+            headers += self._proxy_headers
         head = "".join([f"{method} {target} HTTP/1.1\r\n",
                         *[f"{name}: {value}\r\n" for name, value in headers], "\r\n"]).encode()
         return self._pool.exchange(host, head, view, sink)
@@ -198,6 +211,10 @@ class _Connection:
         sink.begin(status, {**headers, "content-length": str(len(body))})
         sink.write(body)
         return b"", keep, 0
+
+    def buffered(self) -> int:
+        """Bytes received and not read yet."""
+        return self._end - self._start
 
     def readinto_body(self, target: memoryview) -> int:
         """Fill ``target`` with the next bytes of the body being read (all of them unless
@@ -312,9 +329,11 @@ class _Pool:
     """Kept-alive connections to one endpoint, per host, at most ``size`` in use."""
 
     def __init__(self, endpoint: str, port: int, connect_timeout: float,
-                 read_timeout: float, tls: ssl.SSLContext | None, size: int) -> None:
+                 read_timeout: float, tls: ssl.SSLContext | None, size: int,
+                 proxy: _Proxy | None = None) -> None:
         self._endpoint = endpoint
         self._port = port
+        self._proxy = proxy
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
         self._tls = tls
@@ -413,20 +432,25 @@ class _Pool:
         return self._connect(host)
 
     def _connect(self, host: str) -> _Connection:
+        proxy = self._proxy
+        address = (host, self._port) if proxy is None else (proxy.host, proxy.port)
+        where = self._endpoint if proxy is None else f"the proxy {proxy}"
         try:
-            sock = socket.create_connection((host, self._port), timeout=self._connect_timeout)
+            sock = socket.create_connection(address, timeout=self._connect_timeout)
         except TimeoutError:
-            raise TimeoutError(f"could not connect to {self._endpoint} within "
+            raise TimeoutError(f"could not connect to {where} within "
                                f"{self._connect_timeout:g} s") from None
         except socket.gaierror as exc:
-            raise OSError(f"cannot resolve the host of {self._endpoint}: {exc}") from None
+            raise OSError(f"cannot resolve the host of {where}: {exc}") from None
         except ConnectionError as exc:
-            raise ConnectionError(f"could not connect to {self._endpoint}: {exc}") from None
+            raise ConnectionError(f"could not connect to {where}: {exc}") from None
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.settimeout(None)
             _bound_waits(sock, self._read_timeout)
             if self._tls is not None:
+                if proxy is not None:
+                    self._tunnel(sock, proxy, host)
                 sock = self._tls.wrap_socket(sock, server_hostname=host)
         except ssl.SSLCertVerificationError as exc:
             _close(sock)
@@ -436,6 +460,23 @@ class _Pool:
             _close(sock)
             raise
         return _Connection(sock, self._endpoint, self._read_timeout)
+
+    def _tunnel(self, sock: socket.socket, proxy: _Proxy, host: str) -> None:
+        """Ask ``proxy`` (connected on ``sock``) for a tunnel to ``host`` (``CONNECT``).
+
+        Raises:
+            OSError: the proxy refused (its status line says why).
+        """
+        authority = f"{host}:{self._port}"
+        auth = f"Proxy-Authorization: {proxy.authorization}\r\n" if proxy.authorization else ""
+        sock.sendall(f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n{auth}\r\n"
+                     .encode())
+        answer = _Connection(sock, f"the proxy {proxy}", self._read_timeout)
+        status, headers = answer.read_head()
+        if status != 200:
+            raise OSError(f"the proxy {proxy} refused a tunnel to {authority}: {status}")
+        if answer.buffered():
+            raise ConnectionError(f"the proxy {proxy} sent bytes before the tunnel opened")
 
     def close(self) -> None:
         with self._lock:
@@ -487,6 +528,33 @@ class _Rest:
         if connection is not None:
             self._ended()
             _close(connection.sock)
+
+
+@dataclass(frozen=True)
+class _Proxy:
+    """An HTTP proxy of the environment: where it listens, and its ``Proxy-Authorization``
+    (Basic, from the URL's user and password) if any."""
+
+    host: str
+    port: int
+    authorization: str = field(default="", repr=False)
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+def _proxy(at: Endpoint) -> _Proxy | None:
+    """The proxy ``HTTP_PROXY``/``HTTPS_PROXY`` name for the endpoint ``at`` (none when
+    ``NO_PROXY`` covers its host)."""
+    url = urllib.request.getproxies().get("https" if at.tls else "http")
+    if not url or urllib.request.proxy_bypass(at.host):
+        return None
+    parts = urlsplit(url if "://" in url else f"http://{url}")
+    authorization = ""
+    if parts.username is not None:
+        pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+        authorization = "Basic " + base64.b64encode(pair.encode()).decode()
+    return _Proxy(parts.hostname or "", parts.port or 80, authorization)
 
 
 def _bound_waits(sock: socket.socket, seconds: float) -> None:

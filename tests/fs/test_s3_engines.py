@@ -75,25 +75,6 @@ def test_an_engine_whose_package_is_missing_says_what_to_install(
         fs.connection.engine()
 
 
-# each case has an endpoint of its own: the choice is made once per process and settings
-@pytest.mark.parametrize(("port", "proxies", "engine"), [
-    (9101, {"HTTP_PROXY": "http://user:pw@proxy.invalid:3128"}, "boto3"),
-    (9102, {"HTTP_PROXY": "http://proxy.invalid:3128", "NO_PROXY": "127.0.0.1"}, "http"),
-    (9103, {"HTTPS_PROXY": "http://proxy.invalid:3128"}, "http"),  # an http endpoint
-])
-def test_an_endpoint_behind_a_proxy_goes_through_botocore(
-        no_engine_variable: None, monkeypatch: pytest.MonkeyPatch, caplog, port: int,
-        proxies: dict[str, str], engine: str) -> None:
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy",
-                 "no_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in proxies.items():
-        monkeypatch.setenv(name, value)
-    with caplog.at_level("INFO", logger="pfio.fs.s3_connection"):
-        assert S3("bucket", endpoint=f"http://127.0.0.1:{port}").engine == engine
-    assert "pw" not in caplog.text
-
-
 def test_unset_timeouts_are_pfio_s_defaults() -> None:
     fs = S3("bucket", endpoint="http://127.0.0.1:9", connect_timeout=None, read_timeout=None)
     settings = fs.connection.settings
