@@ -545,11 +545,19 @@ class _Proxy:
 
 def _proxy(at: Endpoint) -> _Proxy | None:
     """The proxy ``HTTP_PROXY``/``HTTPS_PROXY`` name for the endpoint ``at`` (none when
-    ``NO_PROXY`` covers its host)."""
+    ``NO_PROXY`` covers its host).
+
+    Raises:
+        ValueError: the proxy is not an ``http://`` one (``https://``, ``socks5://``).
+    """
     url = urllib.request.getproxies().get("https" if at.tls else "http")
     if not url or urllib.request.proxy_bypass(at.host):
         return None
     parts = urlsplit(url if "://" in url else f"http://{url}")
+    if parts.scheme != "http":
+        raise ValueError(f"pfio's S3 client speaks to http:// proxies only, not "
+                         f"{parts.scheme}:// ones (from the environment): pass "
+                         "engine='boto3' to S3, or set PFIO_S3_ENGINE=boto3")
     authorization = ""
     if parts.username is not None:
         pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"

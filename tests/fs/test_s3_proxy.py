@@ -93,3 +93,11 @@ def test_a_proxy_that_refuses_a_tunnel_is_named(s3_env: str, s3_bucket: str, no_
         fs.open("k", "rb")
     assert "refused a tunnel" in str(info.value) and "407" in str(info.value)
     refusing.close()
+
+
+def test_a_proxy_pfio_cannot_speak_to_says_what_to_do(s3_env: str, s3_bucket: str,
+                                                      no_proxies) -> None:
+    no_proxies.setenv("HTTP_PROXY", "socks5://127.0.0.1:1080")
+    fs = S3(s3_bucket, max_pool_connections=15)
+    with pytest.raises(ValueError, match="http:// proxies only.*engine='boto3'"):
+        fs.open("k", "rb")
