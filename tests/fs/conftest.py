@@ -67,39 +67,34 @@ def _certificates(directory: Path) -> tuple[Path, Path, Path]:
     return paths
 
 
-class _TlsProxy:
-    """Accepts TLS on 127.0.0.1 and relays the plain bytes to ``upstream``."""
+class _Relay:
+    """A server on 127.0.0.1 whose ``_serve(client)`` runs in a thread per connection;
+    ``close`` ends every connection it made (``sockets``) and every thread."""
 
-    def __init__(self, upstream: tuple[str, int], cert: Path, key: Path) -> None:
-        self.upstream = upstream
-        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        self.context.load_cert_chain(cert, key)
+    def __init__(self) -> None:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.listener.settimeout(0.1)
-        self.endpoint = f"https://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.port = self.listener.getsockname()[1]
         self.stopping = threading.Event()
         self.sockets: list[socket.socket] = []
         self.threads = [threading.Thread(target=self._accept, daemon=True)]
         self.threads[0].start()
 
+    def _serve(self, client: socket.socket) -> None:
+        raise NotImplementedError
+
     def _accept(self) -> None:
         while not self.stopping.is_set():
             try:
-                raw, _ = self.listener.accept()
+                client, _ = self.listener.accept()
             except OSError:
                 continue
-            thread = threading.Thread(target=self._serve, args=(raw,), daemon=True)
+            thread = threading.Thread(target=self._serve, args=(client,), daemon=True)
             self.threads.append(thread)
             thread.start()
 
-    def _serve(self, raw: socket.socket) -> None:
-        raw.settimeout(10)
-        try:
-            client = self.context.wrap_socket(raw, server_side=True)
-        except OSError:  # a client that rejected the certificate
-            raw.close()
-            return
-        upstream = socket.create_connection(self.upstream)
+    def _relay(self, client: socket.socket, upstream: socket.socket) -> None:
+        """Pass bytes both ways between ``client`` and ``upstream`` until both end."""
         self.sockets += [client, upstream]
         pump = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
         self.threads.append(pump)
@@ -117,6 +112,26 @@ class _TlsProxy:
         for thread in self.threads:
             thread.join(timeout=10)
         self.listener.close()
+
+
+class _TlsProxy(_Relay):
+    """Accepts TLS on 127.0.0.1 and relays the plain bytes to ``upstream``."""
+
+    def __init__(self, upstream: tuple[str, int], cert: Path, key: Path) -> None:
+        self.upstream = upstream
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.context.load_cert_chain(cert, key)
+        super().__init__()
+        self.endpoint = f"https://127.0.0.1:{self.port}"
+
+    def _serve(self, raw: socket.socket) -> None:
+        raw.settimeout(10)
+        try:
+            client = self.context.wrap_socket(raw, server_side=True)
+        except OSError:  # a client that rejected the certificate
+            raw.close()
+            return
+        self._relay(client, socket.create_connection(self.upstream))
 
 
 def _pump(source: socket.socket, target: socket.socket) -> None:
@@ -141,34 +156,17 @@ def tls(tmp_path: Path, s3_endpoint: str) -> Iterator[tuple[_TlsProxy, Path]]:
     proxy.close()
 
 
-class ForwardProxy:
+class ForwardProxy(_Relay):
     """An HTTP proxy on 127.0.0.1: ``CONNECT`` tunnels and absolute-form requests (sent on
     to their server in origin form, without ``Proxy-Authorization``). ``seen`` holds the
     method, target and ``Proxy-Authorization`` of each request it was asked."""
 
     def __init__(self) -> None:
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.listener.settimeout(0.1)
-        self.port = self.listener.getsockname()[1]
         self.seen: list[tuple[str, str, str | None]] = []
-        self.stopping = threading.Event()
-        self.sockets: list[socket.socket] = []
-        self.threads = [threading.Thread(target=self._accept, daemon=True)]
-        self.threads[0].start()
-
-    def _accept(self) -> None:
-        while not self.stopping.is_set():
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                continue
-            thread = threading.Thread(target=self._serve, args=(client,), daemon=True)
-            self.threads.append(thread)
-            thread.start()
+        super().__init__()
 
     def _serve(self, client: socket.socket) -> None:
         client.settimeout(10)
-        self.sockets.append(client)
         data = b""
         while b"\r\n\r\n" not in data:
             chunk = client.recv(65536)
@@ -193,23 +191,7 @@ class ForwardProxy:
             origin = url.path + (f"?{url.query}" if url.query else "")
             upstream.sendall("\r\n".join([f"{method} {origin} {version}", *fields, "", ""])
                              .encode("latin-1") + rest)
-        self.sockets.append(upstream)
-        pump = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
-        self.threads.append(pump)
-        pump.start()
-        _pump(client, upstream)
-
-    def close(self) -> None:
-        self.stopping.set()
-        for sock in self.sockets:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            sock.close()
-        for thread in self.threads:
-            thread.join(timeout=10)
-        self.listener.close()
+        self._relay(client, upstream)
 
 
 @pytest.fixture
