@@ -157,3 +157,25 @@ def s3_requests() -> Any:
         return log
 
     return attach
+
+
+@pytest.fixture
+def ini(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """``write(text)``: write the INI file of :mod:`pfio.config` (``PFIO_CONFIG_PATH``, empty
+    at first; the cached config follows it) and return its path. Restored afterwards."""
+    import textwrap
+
+    from pfio import config
+
+    path = tmp_path / "pfio.ini"
+    monkeypatch.setenv("PFIO_CONFIG_PATH", str(path))
+
+    def write(text: str) -> Any:
+        path.write_text(textwrap.dedent(text))
+        config.reload_config()
+        return path
+
+    write("")
+    yield write
+    monkeypatch.undo()
+    config.reload_config()

@@ -94,3 +94,18 @@ class Cache(abc.ABC):
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+class SharedCache(Cache):
+    """A cache that any thread of any process may use at once (both safety properties
+    are True); subclasses say why in their documentation."""
+
+    @property
+    def multiprocess_safe(self) -> bool:
+        """Always True."""
+        return True
+
+    @property
+    def multithread_safe(self) -> bool:
+        """Always True."""
+        return True

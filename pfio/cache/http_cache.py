@@ -22,7 +22,7 @@ import urllib.parse
 from typing import Any
 
 from ..trace import hook
-from .base import Cache, check_index, check_length, report
+from .base import SharedCache, check_index, check_length, report
 
 logger = logging.getLogger(__name__)
 
@@ -140,7 +140,7 @@ class HTTPConnector:
         return data
 
 
-class HTTPCache(Cache):
+class HTTPCache(SharedCache):
     """An index cache whose slots are kept by an HTTP server, at ``url + str(i)``.
 
     Any number of processes and threads may share it. The server sees only the URL, so
@@ -167,15 +167,6 @@ class HTTPCache(Cache):
     def __len__(self) -> int:
         return self.length
 
-    @property
-    def multiprocess_safe(self) -> bool:
-        """Always True: the server keeps the data."""
-        return True
-
-    @property
-    def multithread_safe(self) -> bool:
-        """Always True: every thread has its own connection."""
-        return True
 
     def put(self, i: int, data: Any) -> bool:
         """Send ``data`` (pickled with ``do_pickle``) to the server as slot ``i``; False when

@@ -7,10 +7,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .base import SharedCache
 from .index_cache import CacheFileView, IndexFileCache
 
 
-class MultiprocessFileCache(IndexFileCache):
+class MultiprocessFileCache(SharedCache, IndexFileCache):
     """A cache of ``length`` write-once slots in one local file shared by processes.
 
     Create it in the main process and hand it to workers (a DataLoader's dataset holds it;
@@ -38,15 +39,6 @@ class MultiprocessFileCache(IndexFileCache):
                  trace: bool = False) -> None:
         super().__init__(length, do_pickle, dir, cache_size_limit, verbose, trace)
 
-    @property
-    def multiprocess_safe(self) -> bool:
-        """Always True."""
-        return True
-
-    @property
-    def multithread_safe(self) -> bool:
-        """Always True."""
-        return True
 
     def preload(self, name: str) -> bool:
         """See :meth:`IndexFileCache.preload`.

@@ -9,13 +9,13 @@ import os
 import pickle
 from typing import Any
 
-from .base import Cache, check_index, check_length, default_cache_dir
+from .base import SharedCache, check_index, check_length, default_cache_dir
 from .index_cache import ENTRY
 
 logger = logging.getLogger(__name__)
 
 
-class ReadOnlyFileCache(Cache):
+class ReadOnlyFileCache(SharedCache):
     """A complete cache file (made by ``preserve`` here or in PFIO 2.x), read through a
     memory map. Nothing can be put; call :meth:`preload` before reading (until then
     ``get`` returns None).
@@ -46,15 +46,6 @@ class ReadOnlyFileCache(Cache):
         """Always True."""
         return True
 
-    @property
-    def multiprocess_safe(self) -> bool:
-        """Always True."""
-        return True
-
-    @property
-    def multithread_safe(self) -> bool:
-        """Always True."""
-        return True
 
     def get(self, i: int) -> Any:
         """The data of slot ``i``, or None before :meth:`preload` or after :meth:`close`.

@@ -4,32 +4,15 @@ with a warning, once per scheme."""
 
 import logging
 import secrets
-import textwrap
 
 import cv2
 import numpy as np
 import pytest
 
 import pfio
-from pfio import config
 from pfio.fs.memory import MemoryFS
 from pfio.patches import patch_all
 from pfio.patches.targets import is_remote
-
-
-@pytest.fixture
-def ini(tmp_path, monkeypatch):
-    """Write the INI file of :mod:`pfio.config` (restored afterwards)."""
-    path = tmp_path / "pfio.ini"
-    monkeypatch.setenv("PFIO_CONFIG_PATH", str(path))
-
-    def write(text):
-        path.write_text(textwrap.dedent(text))
-        config.reload_config()
-
-    yield write
-    monkeypatch.undo()
-    config.reload_config()
 
 
 def _scheme(stem):

@@ -1,5 +1,4 @@
 import os
-import textwrap
 
 import pytest
 
@@ -8,23 +7,6 @@ import pfio.v2.config
 from pfio import config
 from pfio.fs.local import Local
 from pfio.fs.memory import MemoryFS
-
-
-@pytest.fixture
-def ini(tmp_path, monkeypatch):
-    """Write the INI file named by PFIO_CONFIG_PATH; the cached config follows it."""
-    path = tmp_path / "pfio.ini"
-    monkeypatch.setenv("PFIO_CONFIG_PATH", str(path))
-
-    def write(text):
-        path.write_text(textwrap.dedent(text))
-        config.reload_config()
-        return path
-
-    write("")
-    yield write
-    monkeypatch.undo()
-    config.reload_config()
 
 
 class Typed(MemoryFS):
