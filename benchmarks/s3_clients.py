@@ -1,7 +1,7 @@
 """pfio against the native S3 clients on one S3 server (issue 15): each client in its own
 process, pfio through its public API with its default engine (``PFIO_S3_ENGINE`` passes
-through) and, for information, with its ``crt`` engine; boto3's plain client, obstore and
-s3torchconnectorclient in their own virtualenvs.
+through); boto3's plain client, obstore and s3torchconnectorclient in their own
+virtualenvs.
 
 Every client runs the same three workloads, each timed in the client's process:
 
@@ -12,7 +12,7 @@ Every client runs the same three workloads, each timed in the client's process:
 * ``sequential``: one large object read front to back in 8 MiB pieces, 3 times: MB/s of the
   fastest read.
 
-The clients take turns (pfio, pfio on its ``crt`` engine, boto3, obstore,
+The clients take turns (pfio, boto3, obstore,
 s3torchconnectorclient, then again), each keeping its best figures, so that a busy moment of
 a shared machine hurts them alike.
 """
@@ -74,7 +74,6 @@ def _pfio(engine: str | None) -> str:
 CLIENTS: dict[str, str] = {
     "pfio": _pfio(None),
     # pfio's other native engine, for information: what the default was chosen against
-    "pfio-crt": _pfio("crt"),
     "boto3": """
         import boto3
         from botocore.config import Config
@@ -245,12 +244,9 @@ def measure(endpoint: str, credentials: dict[str, str], data: Data,
 
 #: (baseline, target) per workload; a baseline without a target is for information
 TARGETS = {
-    "objects": [("s3torchconnectorclient", 1.0), ("obstore", 0.85), ("boto3", None),
-                ("pfio-crt", None)],
-    "ranges": [("s3torchconnectorclient", 1.0), ("obstore", 0.85), ("boto3", None),
-               ("pfio-crt", None)],
-    "sequential": [("obstore", 0.9), ("s3torchconnectorclient", None), ("boto3", None),
-                   ("pfio-crt", None)],
+    "objects": [("s3torchconnectorclient", 1.0), ("obstore", 0.85), ("boto3", None)],
+    "ranges": [("s3torchconnectorclient", 1.0), ("obstore", 0.85), ("boto3", None)],
+    "sequential": [("obstore", 0.9), ("s3torchconnectorclient", None), ("boto3", None)],
 }
 #: the budget of pfio's client CPU per 100 KiB GET, in ms
 CPU_BUDGET_MS = 1.0

@@ -1,4 +1,4 @@
-"""The layers of DESIGN.md hold: no import cycle inside ``pfio/`` and no import pointing up
+"""The layers of ARCHITECTURE.md (and DESIGN.md) hold: no import cycle inside ``pfio/`` and no import pointing up
 the layer order, counting imports inside functions (only ``if TYPE_CHECKING:`` imports are
 free). Loading by import path (the registry's entries) is not an import."""
 
@@ -158,6 +158,44 @@ def test_no_import_points_up_the_layers(graph):
         for source, targets in graph.items() for target in targets
         if _layer(target) > _layer(source))
     assert upward == []
+
+
+#: the seams inside the S3 package (ARCHITECTURE.md, "The S3 stack"), bottom to top
+S3_LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("wire", ("sigv4", "errors", "wire")),
+    ("transport", ("retry", "rest", "connection", "http_engine", "boto3_engine")),
+    ("io", ("get", "reader", "writer", "stat", "operations", "filesystem")),
+]
+
+
+def _s3_layer(module: str) -> int:
+    name = module.removeprefix("pfio.fs.s3.")
+    return next((rank for rank, (_, names) in enumerate(S3_LAYERS) if name in names), -1)
+
+
+def test_every_s3_module_has_a_seam(graph):
+    assert [m for m in graph if m.startswith("pfio.fs.s3.") and _s3_layer(m) < 0] == []
+
+
+def test_no_s3_import_crosses_a_seam_upwards(graph):
+    upward = sorted(
+        f"{source} ({S3_LAYERS[_s3_layer(source)][0]}) imports {target} "
+        f"({S3_LAYERS[_s3_layer(target)][0]})"
+        for source, targets in graph.items() if source.startswith("pfio.fs.s3.")
+        for target in targets if target.startswith("pfio.fs.s3.")
+        if _s3_layer(target) > _s3_layer(source))
+    assert upward == []
+
+
+def test_the_s3_wire_layer_does_no_io():
+    io_modules = {"socket", "ssl", "select", "threading", "http.client", "urllib.request"}
+    for name in S3_LAYERS[0][1]:
+        tree = ast.parse(_modules()[f"pfio.fs.s3.{name}"][0].read_text())
+        imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                    for alias in node.names}
+        imported |= {node.module for node in ast.walk(tree)
+                     if isinstance(node, ast.ImportFrom) and node.module}
+        assert imported & io_modules == set(), name
 
 
 def test_the_base_filesystem_imports_no_backend_and_no_container(graph):

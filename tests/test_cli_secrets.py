@@ -35,7 +35,7 @@ def run_pfio(*args: str, engine: str | None = None) -> subprocess.CompletedProce
                           capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.parametrize("engine", ["http", "crt", "boto3"])
+@pytest.mark.parametrize("engine", ["http", "boto3"])
 @pytest.mark.parametrize("verbosity", ["-v", "-vv"])
 def test_verbose_run_prints_no_credentials(obj, verbosity, engine):
     result = run_pfio(verbosity, "cat", obj, engine=engine)

@@ -57,7 +57,7 @@ def test_is_relative_name(name, ok):
 def test_s3_list_skips_keys_that_open_as_another_object(client, s3_bucket, caplog, hostile):
     client.put_object(Bucket=s3_bucket, Key="data/ok.txt", Body=b"ok")
     client.put_object(Bucket=s3_bucket, Key=hostile, Body=b"hostile")
-    with caplog.at_level(logging.WARNING, logger="pfio.fs.s3_ops"), \
+    with caplog.at_level(logging.WARNING, logger="pfio.fs.s3.operations"), \
             pfio.from_url(f"s3://{s3_bucket}/data") as fs:
         assert sorted(fs.list(recursive=True)) == ["ok.txt"]
         top = sorted(fs.list())  # data/x/ is a real prefix; only the key in it is skipped

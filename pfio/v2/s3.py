@@ -1,8 +1,8 @@
 """``pfio.v2.s3``: the S3 filesystem and its stat classes."""
 
 from ..fs.s3 import S3
-from ..fs.s3_reader import ReadOptions
-from ..fs.s3_stat import S3ObjectStat, S3PrefixStat
+from ..fs.s3.reader import ReadOptions
+from ..fs.s3.stat import S3ObjectStat, S3PrefixStat
 
 #: the size of a reader's blocks when ``buffering`` is not given (16 MiB, as in PFIO 2.x)
 DEFAULT_MAX_BUFFER_SIZE = ReadOptions.block_size

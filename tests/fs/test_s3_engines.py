@@ -24,7 +24,7 @@ def test_the_environment_chooses(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_option_wins_over_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PFIO_S3_ENGINE", "crt")
+    monkeypatch.setenv("PFIO_S3_ENGINE", "http")
     assert S3("bucket", endpoint="http://127.0.0.1:9", engine="boto3").engine == "boto3"
 
 
@@ -47,32 +47,18 @@ def test_no_secret_in_the_reprs(s3_env: str) -> None:
         assert "hidden" not in text
 
 
-@pytest.mark.parametrize("engine", ["http", "crt"])
 def test_virtual_host_addressing_puts_the_bucket_in_the_host(
-        monkeypatch: pytest.MonkeyPatch, engine: str) -> None:
-    if engine == "crt":
-        pytest.importorskip("awscrt")
+        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "key")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
     fs = S3("bucket", endpoint="http://s3.invalid:9000", addressing_style="virtual",
-            engine=engine, max_attempts=1)
+            engine="http", max_attempts=1)
     seen: list[tuple[str, str]] = []
     fs.connection.add_request_hook(lambda method, path, headers: seen.append(
         (path, headers["host"])))
     with pytest.raises(OSError, match="s3://bucket/k"):  # .invalid names never resolve
         fs.open("k", "rb")
     assert seen == [("/bucket/k", "bucket.s3.invalid:9000")]
-
-
-def test_an_engine_whose_package_is_missing_says_what_to_install(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "awscrt", None)  # as if not installed
-    monkeypatch.delitem(sys.modules, "pfio.fs.s3_crt", raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "key")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
-    fs = S3("bucket", endpoint="http://127.0.0.1:9", engine="crt")
-    with pytest.raises(ImportError, match=r"engine 'crt' needs awscrt: pip install 'pfio\[crt\]'"):
-        fs.connection.engine()
 
 
 def test_unset_timeouts_are_pfio_s_defaults() -> None:

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from pfio.fs.s3_errors import RetryPolicy, call
+from pfio.fs.s3.retry import RetryPolicy, call
 
 SECRETS = ("SIGabc123", "CREDkey456", "TOKENxyz789")
 MESSAGE = ("HTTPConnectionPool(host='127.0.0.1', port=9): Max retries exceeded with url: "
@@ -20,7 +20,7 @@ def refused():
 
 
 def test_error_after_retries_shows_no_secret(caplog):
-    with caplog.at_level(logging.DEBUG, logger="pfio.fs.s3_errors"), \
+    with caplog.at_level(logging.DEBUG, logger="pfio.fs.s3.errors"), \
             pytest.raises(OSError) as info:
         call(RetryPolicy(max_attempts=2, base=0, cap=0), "GET", "s3://bkt/k", refused)
     text = str(info.value)

@@ -17,7 +17,7 @@ from botocore.config import Config
 from botocore.credentials import Credentials as BotoCredentials
 
 from pfio.fs.s3 import S3
-from pfio.fs.s3_sigv4 import Credentials, Signer
+from pfio.fs.s3.sigv4 import Credentials, Signer
 
 WHEN = datetime.datetime(2026, 11, 24, 5, 6, 7, tzinfo=datetime.timezone.utc)
 
@@ -240,7 +240,7 @@ def test_a_head_answer_has_no_body_whatever_its_length(server: ScriptedServer) -
 
 def test_past_max_parked_open_files_read_on_with_ranges(server: ScriptedServer,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("pfio.fs.s3_http.MAX_PARKED", 1)
+    monkeypatch.setattr("pfio.fs.s3.http_engine.MAX_PARKED", 1)
     body = bytes(range(256)) * 2048  # 512 KiB: longer than the opening reads
     server.answers += [Answer(ok(body), close=True) for _ in range(3)]
     fs = S3("b", endpoint=server.endpoint, engine="http")
@@ -315,8 +315,8 @@ def test_a_bucket_in_another_region_is_asked_there(server: ScriptedServer) -> No
     ("with.dots", "s3.eu-west-1.amazonaws.com", "/with.dots/k"),  # no certificate for it
 ])
 def test_virtual_hosts_on_aws(bucket: str, host: str, path: str) -> None:
-    from pfio.fs.s3_connection import S3Settings
-    from pfio.fs.s3_wire import Endpoint
+    from pfio.fs.s3.connection import S3Settings
+    from pfio.fs.s3.wire import Endpoint
 
     at = Endpoint.of(S3Settings(addressing_style="virtual"), "eu-west-1")
     assert at.url == "https://s3.eu-west-1.amazonaws.com" and at.port == 443

@@ -70,9 +70,11 @@ def test_a_range_answered_whole_gives_the_range(proxied: S3, fs: S3, fault_proxy
         assert f.read_at(150_000, 100) == data[150_000:150_100]
 
 
-def test_a_large_range_of_a_replaced_object_raises(fs: S3) -> None:
-    from pfio.fs.s3_crt import LARGE_GET
+#: a range larger than a read-ahead block and than a connection's receive buffers
+LARGE_GET = 8 << 20
 
+
+def test_a_large_range_of_a_replaced_object_raises(fs: S3) -> None:
     size = LARGE_GET + (1 << 20)
     put(fs, "big", os.urandom(size))
     with fs.open("big", "rb", first_fetch=1000) as f:
@@ -82,8 +84,6 @@ def test_a_large_range_of_a_replaced_object_raises(fs: S3) -> None:
 
 
 def test_a_large_range_is_read_whole(fs: S3, s3_requests) -> None:
-    from pfio.fs.s3_crt import LARGE_GET
-
     data = os.urandom(2 * LARGE_GET + 12345)
     put(fs, "big", data)
     log = s3_requests(fs)

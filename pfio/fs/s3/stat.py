@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .stat import FileStat
+from ..stat import FileStat
 
 
 class S3ObjectStat(FileStat):

@@ -12,7 +12,7 @@ import http.client
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .s3_connection import BodySink, RequestHook, S3Connection
+    from .connection import BodySink, RequestHook, S3Connection
 
 
 class Boto3Engine:

@@ -8,8 +8,8 @@ spawned or forkserver worker all make their own engine), so it may be pickled wi
 filesystem and its open readers.
 
 The engines: ``"http"`` (the default: pfio's own HTTP/1.1 client on the standard library's
-sockets, :mod:`pfio.fs.s3_http`), ``"crt"`` (AWS's C runtime, ``awscrt``, where it is
-installed: :mod:`pfio.fs.s3_crt`) and ``"boto3"`` (botocore). One is chosen by
+sockets, :mod:`pfio.fs.s3.http_engine`) and ``"boto3"`` (botocore,
+:mod:`pfio.fs.s3.boto3_engine`). One is chosen by
 ``S3(engine=...)``, else ``$PFIO_S3_ENGINE``, else ``"http"``; ``"boto3"`` is always used
 while moto's in-process ``mock_aws`` is active (it intercepts botocore, which the other
 engines bypass).
@@ -29,15 +29,15 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 from urllib.parse import unquote, urlsplit
 
-from .s3_errors import RetryPolicy, call
+from .retry import RetryPolicy, call
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
 #: engine name -> ``module:class`` (imported when first used)
-ENGINES = {"http": "pfio.fs.s3_http:HttpEngine", "crt": "pfio.fs.s3_crt:CrtEngine",
-           "boto3": "pfio.fs.s3_boto3:Boto3Engine"}
+ENGINES = {"http": "pfio.fs.s3.http_engine:HttpEngine",
+           "boto3": "pfio.fs.s3.boto3_engine:Boto3Engine"}
 
 #: ``hook(method, path, headers)``, called before each request is sent (``path`` is
 #: ``/bucket/key``, the header names are lower-case)
@@ -83,15 +83,15 @@ class BodyRest(Protocol):
 
 
 class Engine(Protocol):
-    """The data path of S3: what :mod:`pfio.fs.s3_get` and :mod:`pfio.fs.s3_writer` call.
+    """The data path of S3: what :mod:`pfio.fs.s3.get` and :mod:`pfio.fs.s3.writer` call.
 
     An engine is made by ``Engine(connection, hooks)``: it may use the connection's
     settings, botocore client and session (not its bucket: engines are shared by the
     buckets of a process with equal settings) and calls each ``hook(method, path, headers)``
     of ``hooks`` before it sends a request itself. Errors are raised as botocore's
     ``ClientError`` or exceptions with the same ``response`` shape
-    (:class:`pfio.fs.s3_errors.ServerError`), or as connection errors;
-    :mod:`pfio.fs.s3_errors` retries and translates them. The other requests answer as
+    (:class:`pfio.fs.s3.errors.ServerError`), or as connection errors;
+    :mod:`pfio.fs.s3.errors` retries and translates them. The other requests answer as
     botocore does: a dict with ``ResponseMetadata`` (``HTTPStatusCode``) and the fields
     pfio reads (``ETag`` of a part, ``UploadId``).
     """
@@ -204,8 +204,8 @@ _transports: tuple[int, dict[S3Settings, _Transport], threading.Lock] = \
     (os.getpid(), {}, threading.Lock())
 
 
-#: the transports of the parent processes, in a forked child: kept, never finalized (the
-#: native engine's destructors would wait for event-loop threads that only the parent has)
+#: the transports of the parent processes, in a forked child: kept, never finalized (their
+#: connections are the parent's: the child must not shut them down or read from them)
 _inherited: list[dict[S3Settings, _Transport]] = []
 
 
@@ -361,7 +361,7 @@ def _make_client(settings: S3Settings) -> Any:
                                     region_name=settings.region, **settings.secrets())
     config = Config(
         connect_timeout=settings.connect_timeout, read_timeout=settings.read_timeout,
-        retries={"total_max_attempts": 1},  # pfio.fs.s3_errors retries, resuming bodies
+        retries={"total_max_attempts": 1},  # pfio.fs.s3.errors retries, resuming bodies
         max_pool_connections=settings.max_pool_connections,
         request_checksum_calculation="when_required",
         response_checksum_validation="when_required",

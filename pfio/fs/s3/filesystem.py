@@ -4,12 +4,12 @@
 are files; "directories" are key prefixes ending in ``/`` (``mkdir`` and ``makedirs`` are
 no-ops, as in PFIO 2.x). Opening a file for reading sends its first ranged GET at once,
 so a missing object raises ``FileNotFoundError`` from ``open`` and an object up to 1 MiB is
-read whole by that one request (no HEAD); see :mod:`pfio.fs.s3_reader`. Writes are
-all-or-nothing (single PUT or multipart upload, :mod:`pfio.fs.s3_writer`); errors and
-retries are in :mod:`pfio.fs.s3_errors`.
+read whole by that one request (no HEAD); see :mod:`pfio.fs.s3.reader`. Writes are
+all-or-nothing (single PUT or multipart upload, :mod:`pfio.fs.s3.writer`); errors and
+retries are in :mod:`pfio.fs.s3.errors`.
 
-Requests go through the filesystem's :class:`pfio.fs.s3_connection.S3Connection`, which
-makes its engine (pfio's own HTTP client by default, see :mod:`pfio.fs.s3_connection`) on
+Requests go through the filesystem's :class:`pfio.fs.s3.connection.S3Connection`, which
+makes its engine (pfio's own HTTP client by default, see :mod:`pfio.fs.s3.connection`) on
 first use in each process, so an ``S3`` object may be pickled to DataLoader workers (fork,
 spawn or forkserver) and shared by threads.
 Credentials never appear in ``repr``, logs or error messages.
@@ -25,17 +25,17 @@ import posixpath
 from dataclasses import replace
 from typing import IO, Any
 
-from .._uri import URI
-from .base import FS, warn_unknown_options
-from .modes import Mode
-from .s3_connection import S3Connection, S3Settings, requested_engine
-from .s3_errors import RetryPolicy, call
-from .s3_ops import S3Operations
-from .s3_reader import ReadOptions, S3Reader
-from .s3_stat import S3ObjectStat, S3PrefixStat
-from .s3_writer import S3Sink
-from .stat import FileStat
-from .writers import atomic_writer
+from ..._uri import URI
+from ..base import FS, warn_unknown_options
+from ..modes import Mode
+from ..stat import FileStat
+from ..writers import atomic_writer
+from .connection import S3Connection, S3Settings, requested_engine
+from .operations import S3Operations
+from .reader import ReadOptions, S3Reader
+from .retry import RetryPolicy, call
+from .stat import S3ObjectStat, S3PrefixStat
+from .writer import S3Sink
 
 DEFAULT_MPU_CHUNKSIZE = 8 << 20
 
@@ -64,8 +64,8 @@ class S3(S3Operations, FS):
         connect_timeout, read_timeout: seconds, for each HTTP request (an endpoint that
             never answers fails within about ``3 * read_timeout``, at most 30 s); None
             (PFIO 2.x's "botocore's default") gives pfio's defaults, 5 and 10 s.
-        engine: ``"http"`` (pfio's own HTTP/1.1 client, the default), ``"crt"``
-            (``awscrt``, ``pfio[crt]``) or ``"boto3"``; default ``$PFIO_S3_ENGINE``.
+        engine: ``"http"`` (pfio's own HTTP/1.1 client, the default) or ``"boto3"``;
+            default ``$PFIO_S3_ENGINE``.
             ``"boto3"`` is used while moto's ``mock_aws`` is active.
         addressing_style: ``"path"`` (the default with an ``endpoint``) or ``"virtual"``
             (``bucket.host``, the default on AWS).
@@ -138,7 +138,7 @@ class S3(S3Operations, FS):
 
     @property
     def engine(self) -> str:
-        """The name of the engine this process moves data with (``"http"``, ``"crt"``,
+        """The name of the engine this process moves data with (``"http"``,
         ``"boto3"``)."""
         return self._connection.engine_name
 

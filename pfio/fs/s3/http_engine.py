@@ -1,7 +1,7 @@
 """The ``http`` engine of S3: the data path on pfio's own HTTP/1.1 client.
 
 Each request is a few system calls on a kept-alive socket (``ssl`` for ``https``) made by
-the thread that asks: the request is signed here (:mod:`pfio.fs.s3_sigv4`), sent with one
+the thread that asks: the request is signed here (:mod:`pfio.fs.s3.sigv4`), sent with one
 ``sendall`` (large bodies straight from the caller's buffer) and its body is received with
 ``recv_into`` straight into the buffer that keeps it, with the GIL released while the kernel
 copies. No thread of a runtime calls back into Python, so a 100 KiB GET costs about 0.15 ms
@@ -31,14 +31,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from .s3_sigv4 import Signer
-from .s3_wire import RestRequests, credential_source, get_headers, server_error
+from .rest import RestRequests
+from .sigv4 import Signer
+from .wire import credential_source, get_headers, server_error
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .s3_connection import BodySink, RequestHook, S3Connection
-    from .s3_wire import Endpoint
+    from .connection import BodySink, RequestHook, S3Connection
+    from .wire import Endpoint
 
 #: bytes of a connection's receive buffer: the head of an answer must fit in it, and what
 #: comes with the head is copied out of it while holding the GIL (the rest of a body is

@@ -14,9 +14,9 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from .._uri import is_relative_name
-from .s3_stat import S3ObjectStat, S3PrefixStat
-from .stat import FileStat
+from ..._uri import is_relative_name
+from ..stat import FileStat
+from .stat import S3ObjectStat, S3PrefixStat
 
 logger = logging.getLogger(__name__)
 

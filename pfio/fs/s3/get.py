@@ -20,11 +20,12 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..trace import hook
-from .s3_errors import Attempts, client_error_info
+from ...trace import hook
+from .errors import client_error_info
+from .retry import Attempts
 
 if TYPE_CHECKING:
-    from .s3_connection import BodyRest, S3Connection
+    from .connection import BodyRest, S3Connection
 
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 _TOTAL = re.compile(r"/(\d+)")
@@ -60,7 +61,7 @@ def get_range(conn: S3Connection, key: str, start: int, stop: int | None = None,
     must still have that ETag.
 
     Raises:
-        FileNotFoundError, PermissionError, OSError: see :mod:`pfio.fs.s3_errors`; OSError
+        FileNotFoundError, PermissionError, OSError: see :mod:`pfio.fs.s3.errors`; OSError
         also when the object is no longer the version of ``etag``.
     """
     url = conn.url(key)

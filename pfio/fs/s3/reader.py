@@ -25,7 +25,7 @@
 * :meth:`S3Reader.read_at` and :meth:`S3Reader.read_tail` are single requests that leave
   the file position and the read-ahead alone; zip and tar archives on S3 use them.
 * The first response's ETag pins the object: every later GET sends ``If-Match``, and an
-  object replaced while the file is open raises ``OSError`` (see :mod:`pfio.fs.s3_get`).
+  object replaced while the file is open raises ``OSError`` (see :mod:`pfio.fs.s3.get`).
 * A pickled reader is reopened at its position.
 """
 
@@ -38,11 +38,11 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .positions import seek_position
-from .s3_get import Got, get_range
+from ..positions import seek_position
+from .get import Got, get_range
 
 if TYPE_CHECKING:
-    from .s3_connection import BodyRest, S3Connection
+    from .connection import BodyRest, S3Connection
 
 
 #: an opening read of this many bytes or more is a plain GET (see the module documentation)

@@ -24,12 +24,12 @@ import threading
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from ..checksums import crc32
-from .s3_errors import call
-from .writers import AtomicSink
+from ...checksums import crc32
+from ..writers import AtomicSink
+from .retry import call
 
 if TYPE_CHECKING:
-    from .s3_connection import S3Connection
+    from .connection import S3Connection
 
 logger = logging.getLogger(__name__)
 

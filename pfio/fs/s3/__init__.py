@@ -1,0 +1,18 @@
+"""S3: a filesystem over a bucket, on pfio's own HTTP/1.1 client.
+
+The package has three layers, each importing only the ones below it (ARCHITECTURE.md;
+``tests/test_architecture.py`` checks it):
+
+* the wire (no IO): :mod:`.sigv4` (signing), :mod:`.wire` (endpoints, requests, answers),
+  :mod:`.errors` (error answers as builtin exceptions);
+* the transport (bytes on sockets): :mod:`.connection` (one per bucket and process: the
+  engine, threads, retries), :mod:`.http_engine` (the default), :mod:`.boto3_engine`
+  (botocore, for moto's ``mock_aws`` and set-ups the http engine cannot serve), :mod:`.rest`
+  (the requests other than GET), :mod:`.retry`;
+* the IO layer: :mod:`.get` (ranged GETs that resume), :mod:`.reader`, :mod:`.writer`,
+  :mod:`.operations` (list, remove, rename), :mod:`.filesystem` (the :class:`S3` class).
+"""
+
+from .filesystem import S3
+
+__all__ = ["S3"]
