@@ -1,6 +1,8 @@
-"""The layers of ARCHITECTURE.md (and DESIGN.md) hold: no import cycle inside ``pfio/`` and no import pointing up
-the layer order, counting imports inside functions (only ``if TYPE_CHECKING:`` imports are
-free). Loading by import path (the registry's entries) is not an import."""
+"""The layers of ARCHITECTURE.md (and DESIGN.md) hold: no import cycle inside ``pfio/`` and
+no import pointing up the layer order, counting imports inside functions (only ``if
+TYPE_CHECKING:`` imports are free); inside the S3 package, no import crosses its seams
+upwards (wire, transport, IO). Loading by import path (the registry's entries) is not an
+import."""
 
 from __future__ import annotations
 
