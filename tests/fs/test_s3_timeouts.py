@@ -46,8 +46,8 @@ def test_a_silent_endpoint_fails_naming_it(s3_env: str, silent_endpoint: str) ->
 
 def test_no_retry_starts_that_would_end_past_the_deadline(monkeypatch) -> None:
     now = [100.0]
-    monkeypatch.setattr("pfio.fs.s3.errors.time.monotonic", lambda: now[0])
-    monkeypatch.setattr("pfio.fs.s3.errors.time.sleep", lambda s: None)
+    monkeypatch.setattr("pfio.fs.s3.retry.time.monotonic", lambda: now[0])
+    monkeypatch.setattr("pfio.fs.s3.retry.time.sleep", lambda s: None)
     attempts = Attempts(RetryPolicy(max_attempts=10, deadline=30, attempt_timeout=10),
                         "GET", "s3://b/k")
     now[0] += 10
@@ -59,8 +59,8 @@ def test_no_retry_starts_that_would_end_past_the_deadline(monkeypatch) -> None:
 
 def test_progress_renews_the_deadline(monkeypatch) -> None:
     now = [100.0]
-    monkeypatch.setattr("pfio.fs.s3.errors.time.monotonic", lambda: now[0])
-    monkeypatch.setattr("pfio.fs.s3.errors.time.sleep", lambda s: None)
+    monkeypatch.setattr("pfio.fs.s3.retry.time.monotonic", lambda: now[0])
+    monkeypatch.setattr("pfio.fs.s3.retry.time.sleep", lambda s: None)
     attempts = Attempts(RetryPolicy(max_attempts=10, deadline=30, attempt_timeout=10),
                         "GET", "s3://b/k")
     now[0] += 25
