@@ -20,7 +20,7 @@ def refused():
 
 
 def test_error_after_retries_shows_no_secret(caplog):
-    with caplog.at_level(logging.DEBUG, logger="pfio.fs.s3.errors"), \
+    with caplog.at_level(logging.DEBUG, logger="pfio.fs.s3.retry"), \
             pytest.raises(OSError) as info:
         call(RetryPolicy(max_attempts=2, base=0, cap=0), "GET", "s3://bkt/k", refused)
     text = str(info.value)
