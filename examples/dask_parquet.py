@@ -25,9 +25,32 @@ def make_row(k: int) -> dict:
     return {"features": np.full(4, k, np.float32), "label": k % 10}
 
 
-def write_shard(rows: list, index: int) -> list:
+def write_shard(rows: list, index: int, url: str = URL) -> list:
     """One Dask partition -> one shard of the dataset (its own directory, atomic parts)."""
-    return write_dataset(f"{URL}/shard-{index:05d}", SCHEMA, rows, row_group_size=16)
+    return write_dataset(f"{url}/shard-{index:05d}", SCHEMA, rows, row_group_size=16)
+
+
+def main(url: str = URL, **cluster_options) -> None:
+    """Prepare the dataset at ``url`` on a local Dask cluster, then read and scan it.
+
+    ``cluster_options`` go to ``LocalCluster`` (default: two worker processes with one
+    thread each; ``threads_per_worker=2`` has two threads of a worker write at once).
+    """
+    options = {"n_workers": 2, "threads_per_worker": 1, "host": "127.0.0.1",
+               "dashboard_address": None, **cluster_options}
+    with LocalCluster(**options) as cluster, Client(cluster):
+        rows = db.from_sequence(range(100), npartitions=4).map(make_row)
+        shards = dask.compute(*[dask.delayed(write_shard)(part, i, url)
+                                for i, part in enumerate(rows.to_delayed())])
+        print(sum(len(files) for files in shards), "files")  # 4 files
+
+        # training side: decoded arrays, shuffled row groups, no Dask needed
+        batch = next(iter(BatchReader(url, batch_size=32, shuffle=True, seed=0)))
+        print(batch["features"].shape)  # (32, 4)
+
+        # analysis side: Dask scans the scalar columns through pfio://
+        labels = dd.read_parquet("pfio://s3/" + url.removeprefix("s3://"), columns=["label"])
+        print(len(labels), int(labels["label"].sum().compute()))  # 100 450
 
 
 if __name__ == "__main__":  # worker processes re-import this file: start nothing there
@@ -37,17 +60,4 @@ if __name__ == "__main__":  # worker processes re-import this file: start nothin
         import pfio
 
         pfio.from_url("s3://example-bucket", create_bucket=True).close()
-        with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
-                          dashboard_address=None) as cluster, Client(cluster):
-            rows = db.from_sequence(range(100), npartitions=4).map(make_row)
-            shards = dask.compute(*[dask.delayed(write_shard)(part, i)
-                                    for i, part in enumerate(rows.to_delayed())])
-            print(sum(len(files) for files in shards), "files")  # 4 files
-
-            # training side: decoded arrays, shuffled row groups, no Dask needed
-            batch = next(iter(BatchReader(URL, batch_size=32, shuffle=True, seed=0)))
-            print(batch["features"].shape)  # (32, 4)
-
-            # analysis side: Dask scans the scalar columns through pfio://
-            labels = dd.read_parquet("pfio://s3/example-bucket/train", columns=["label"])
-            print(len(labels), int(labels["label"].sum().compute()))  # 100 450
+        main()

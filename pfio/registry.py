@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import sys
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -172,8 +171,16 @@ def create(uri: URI, **options: Any) -> FS:
 
 
 def _import(path: str) -> Any:
+    """The object an import path ``"package.module:attribute"`` names (the module itself
+    without ``:attribute``).
+
+    Always through :func:`importlib.import_module`, never straight from ``sys.modules``:
+    a module another thread is still importing is in ``sys.modules`` half initialised, and
+    ``import_module`` waits for it (it takes the module's import lock), so that threads
+    using a scheme for the first time at once all get the whole module.
+    """
     module_name, _, attribute = path.partition(":")
-    module = sys.modules.get(module_name) or importlib.import_module(module_name)
+    module = importlib.import_module(module_name)
     return getattr(module, attribute) if attribute else module
 
 
