@@ -62,16 +62,52 @@ def _refresh_markers() -> None:
     _MARKERS = _markers(CONTAINER_SUFFIXES)
 
 
+# ``scheme://`` then a netloc's ``user:password@`` (up to its last ``@``, as parsers split it)
+_USERINFO_RE = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)[^/\s]*@")
+
+
+def without_userinfo(text: str) -> str:
+    """``text`` (a URL, or a message quoting URLs) with the ``user:password@`` of every URL
+    removed: the form of a URL that reprs, errors and log lines show.
+
+    >>> without_userinfo("http://user:pass@127.0.0.1:9000/b")
+    'http://127.0.0.1:9000/b'
+    """
+    if "@" not in text:
+        return text
+    return _USERINFO_RE.sub(r"\g<scheme>", text)
+
+
+def netloc_host(netloc: str) -> str:
+    """``netloc`` without its ``user:password@``: ``host[:port]`` (or a name).
+
+    >>> netloc_host("user:p@ss@namenode:8020")
+    'namenode:8020'
+    """
+    return netloc.rpartition("@")[2]
+
+
+def netloc_user(netloc: str) -> str | None:
+    """The user name of ``netloc``'s ``user:password@``, None when it has none."""
+    userinfo, at, _ = netloc.rpartition("@")
+    return userinfo.partition(":")[0] if at else None
+
+
 class URI(NamedTuple):
     """A parsed URL: ``scheme://netloc/path`` (an immutable, cheap named tuple).
 
     For local paths ``scheme`` is ``"file"``, ``netloc`` is empty and ``path`` is the path as
-    given (relative paths stay relative).
+    given (relative paths stay relative). ``str()`` gives the URL back whole; ``repr()`` leaves
+    out the netloc's ``user:password@``, so that a URI in a log line or an error shows none.
     """
 
     scheme: str
     netloc: str
     path: str
+
+    def __repr__(self) -> str:
+        return (f"URI(scheme={self.scheme!r}, netloc={netloc_host(self.netloc)!r}, "
+                f"path={self.path!r})")
 
     def __str__(self) -> str:
         if self.scheme == "file" and not self.netloc:
@@ -121,7 +157,7 @@ def parse_uri(url: str) -> URI:
     if not url:
         raise ValueError("malformed URL: the URL is empty")
     if "\x00" in url:
-        raise ValueError(f"malformed URL {url!r}: it contains a NUL byte")
+        raise ValueError(f"malformed URL {without_userinfo(url)!r}: it contains a NUL byte")
 
     head, sep, rest = url.partition("://")
     if not sep:
@@ -129,14 +165,15 @@ def parse_uri(url: str) -> URI:
             return URI("file", "", _file_path(url, url[len("file:"):]))
         return URI("file", "", url)
     if not head:
-        raise ValueError(f"malformed URL {url!r}: the scheme before '://' is empty")
+        raise ValueError(
+            f"malformed URL {without_userinfo(url)!r}: the scheme before '://' is empty")
     if not _SCHEME_RE.match(head):
         if "/" in head:
             # "dir/x://y" is a local path that happens to contain "://"
             return URI("file", "", url)
         raise ValueError(
-            f"malformed URL {url!r}: scheme {head!r} must start with a letter and contain only "
-            "letters, digits, '+', '-' and '.'"
+            f"malformed URL {without_userinfo(url)!r}: scheme {head!r} must start with a letter "
+            "and contain only letters, digits, '+', '-' and '.'"
         )
     scheme = head.lower()
     netloc, slash, path = rest.partition("/")
@@ -144,8 +181,8 @@ def parse_uri(url: str) -> URI:
     if scheme == "file":
         if netloc not in ("", "localhost"):
             raise ValueError(
-                f"malformed URL {url!r}: file:// URLs name local paths; "
-                f"host {netloc!r} is not supported (use file:///abs/path)"
+                f"malformed URL {without_userinfo(url)!r}: file:// URLs name local paths; "
+                f"host {netloc_host(netloc)!r} is not supported (use file:///abs/path)"
             )
         return URI("file", "", _file_path(url, path))
     return URI(scheme, netloc, path)
@@ -153,7 +190,7 @@ def parse_uri(url: str) -> URI:
 
 def _file_path(url: str, path: str) -> str:
     if not path:
-        raise ValueError(f"malformed URL {url!r}: no path after 'file:'")
+        raise ValueError(f"malformed URL {without_userinfo(url)!r}: no path after 'file:'")
     return path
 
 
@@ -215,3 +252,25 @@ def is_relative_name(name: str) -> bool:
     """
     body = name[:-1] if name.endswith("/") else name
     return bool(body) and all(part not in ("", ".", "..") for part in body.split("/"))
+
+
+def join_confined(root: str, name: str) -> str:
+    """``name`` joined to the directory ``root`` so that it names ``root`` or a path below it.
+
+    A filesystem resolves the names it is given as a ``chroot`` does: ``..`` at the root
+    stays at the root and a leading ``/`` names the root, so ``join_confined("d", "../x")``
+    and ``join_confined("d", "/x")`` are both ``"d/x"``. A name that cannot climb (no ``..``
+    component, no leading ``/``) is joined as it is; another is normalised first (keeping a
+    trailing ``/``). Symbolic links are not looked at: this is about names only.
+
+    >>> join_confined("data", "a/../../etc/passwd"), join_confined("", "/x/")
+    ('data/etc/passwd', 'x/')
+    """
+    if not name.startswith("/") and ".." not in name:
+        return posixpath.join(root, name) if root else name
+    inside = posixpath.normpath("/" + name).lstrip("/")
+    if inside and name.endswith("/"):
+        inside += "/"
+    if not root:
+        return inside
+    return posixpath.join(root, inside) if inside else root

@@ -182,3 +182,104 @@ def test_cp_r_out_of_an_archive_stays_inside_the_destination(tmp_path, make, nam
     assert main(["cp", "-r", "-q", str(tmp_path / name / "top"), str(dest)]) == 0
     assert _files_under(dest) == {"ok.txt": b"ok", "abs/evil2.txt": b"evil2"}
     assert sorted(os.listdir(tmp_path)) == sorted([name, "dest"])
+
+
+# -- views of archives never escape their root ---------------------------------------------
+#
+# An archive view (``subfs``) takes names as every rooted filesystem does: ``..`` at its
+# root stays there and a leading ``/`` names it. The archive holds ``top.txt``, ``inner.zip``
+# and ``d/in.txt``; the view is ``subfs("d")``.
+
+ARCHIVE_MEMBERS = {"top.txt": b"outer", "d/in.txt": b"in"}
+
+
+def _zip_of(members: dict[str, bytes]) -> bytes:
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+def _tar_of(members: dict[str, bytes]) -> bytes:
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+@pytest.fixture(params=["zip", "tar"])
+def archive_view(request, tmp_path) -> Iterator[Any]:
+    members = {**ARCHIVE_MEMBERS, "inner.zip": _zip_of({"x": b"x"})}
+    make = _zip_of if request.param == "zip" else _tar_of
+    (tmp_path / f"a.{request.param}").write_bytes(make(members))
+    with pfio.from_url(str(tmp_path / f"a.{request.param}")) as archive:
+        yield archive.subfs("d")
+
+
+def test_an_archive_view_reads_dotdot_at_its_root(archive_view):
+    assert archive_view.open("../../in.txt", "rb").read() == b"in"
+
+
+def test_an_archive_view_does_not_read_a_member_above_it(archive_view):
+    with pytest.raises(FileNotFoundError):
+        archive_view.open("../top.txt", "rb")
+
+
+def test_an_archive_view_takes_a_leading_slash_as_its_root(archive_view):
+    assert archive_view.open("/in.txt", "rb").read() == b"in"
+    assert not archive_view.exists("/top.txt")
+
+
+def test_an_archive_view_lists_dotdot_as_itself(archive_view):
+    assert sorted(archive_view.list("..")) == ["in.txt"]
+
+
+def test_an_archive_view_does_not_stat_above_it(archive_view):
+    with pytest.raises(FileNotFoundError):
+        archive_view.stat("../top.txt")
+
+
+def test_an_archive_view_globs_inside_itself(archive_view):
+    assert archive_view.glob("../*") == ["in.txt"]
+
+
+def test_an_archive_view_does_not_open_an_archive_above_it(archive_view):
+    with pytest.raises(FileNotFoundError):
+        archive_view.open_zip("../inner.zip")
+
+
+def test_a_view_of_an_archive_view_does_not_climb_out(archive_view):
+    nested = archive_view.subfs("..").subfs("../..")
+    assert sorted(nested.list()) == ["in.txt"]
+    assert not nested.exists("top.txt")
+
+
+def test_a_zip_view_open_for_writing_writes_dotdot_names_inside_itself(tmp_path):
+    import zipfile
+
+    with pfio.from_url(str(tmp_path)) as fs, fs.open_zip("w.zip", "w") as archive:
+        with archive.subfs("d").open("../../x.txt", "wb") as f:
+            f.write(b"x")
+    with zipfile.ZipFile(tmp_path / "w.zip") as zf:
+        assert zf.read("d/x.txt") == b"x"
+        assert "x.txt" not in zf.namelist()
+
+
+def test_an_http_cache_entry_is_named_after_the_file_a_view_reads(tmp_path):
+    """The entry of ``../x`` read through a view at ``d`` is ``d/x``'s (what is read), not
+    that of ``x`` beside ``d``: another reader of ``x`` must not get ``d/x``'s bytes."""
+    from pfio.cache.http_cached_fs import canonical_name
+    from pfio.fs.local import Local
+
+    view = Local(str(tmp_path)).subfs("d")
+    assert canonical_name(view, "../x") == "file:/" + str(tmp_path / "d" / "x")

@@ -18,6 +18,7 @@ import posixpath
 import urllib.parse
 from typing import IO, Any
 
+from .._uri import join_confined
 from ..containers.zip import Zip
 from ..fs.base import FS
 from ..fs.local import Local
@@ -34,18 +35,20 @@ _SAFE = "/:@!$&'()*+,;=-._~"
 def canonical_name(fs: FS, path: str) -> str:
     """The name of the cache entry of ``path`` on ``fs``, as PFIO 2.x named it:
     ``file://<absolute path>`` (local), ``s3://<endpoint host>/<bucket>/<key>`` (S3),
-    ``<archive's name>/pfio-zipfs/<member>`` (zip); on other filesystems, the file's URL."""
+    ``<archive's name>/pfio-zipfs/<member>`` (zip); on other filesystems, the file's URL.
+    The path is confined to the filesystem's root as reads confine it (see :meth:`FS.subfs`),
+    so an entry is named after the file that is read."""
     if isinstance(fs, Local):
-        return "file:/" + os.path.normpath(os.path.join(fs.cwd, path))
+        full = fs._path(path) if fs._cwd else os.path.join(fs.cwd, path)
+        return "file:/" + os.path.normpath(full)
     if isinstance(fs, Zip):
-        member = posixpath.join(fs.root, posixpath.normpath(path))
-        return f"{canonical_name(fs.backend, fs.file_path)}/pfio-zipfs/{member}"
+        return f"{canonical_name(fs.backend, fs.file_path)}/pfio-zipfs/{fs._key(path)}"
     if isinstance(fs, S3):
         endpoint = fs.endpoint
         if endpoint and "://" not in endpoint:
             endpoint = "http://" + endpoint
         host = urllib.parse.urlsplit(endpoint).hostname if endpoint else "undefined"
-        key = posixpath.normpath(posixpath.join(fs.root, path)).lstrip("/")
+        key = posixpath.normpath("/" + join_confined(fs.root, path)).lstrip("/")
         return f"s3://{host}/{fs.bucket}/{key}"
     return fs._describe(path)
 
@@ -75,7 +78,7 @@ class HTTPCachedFS(CachedFS):
         self.conn = HTTPConnector(self.url, bearer_token_path)
 
     def __repr__(self) -> str:
-        return f"HTTPCachedFS({self.url!r}, {self.fs!r})"
+        return f"HTTPCachedFS({self.conn._shown!r}, {self.fs!r})"
 
     def _entry(self, path: str) -> str:
         """The URL suffix of the entry of ``path`` (its :func:`canonical_name`, with

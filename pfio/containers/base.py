@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from types import TracebackType
 from typing import IO, Any
 
+from .._uri import join_confined
 from ..errors import MemberNotFoundError
 from ..fs.base import FS
 from ..fs.modes import Mode
@@ -318,8 +319,10 @@ class ArchiveFS(FS):
     # -- names --------------------------------------------------------------------------
 
     def _key(self, path: str) -> str:
+        """The member name of ``path``: below the view's root (``..`` stops there), and
+        normalised as member names are."""
         path = os.fspath(path)
-        joined = f"{self.root}/{path}" if self.root else path
+        joined = join_confined(self.root, path) if self.root else path
         return normalize_member_name(joined, self.name) if joined else ""
 
     def _entry(self, path: str) -> Entry:

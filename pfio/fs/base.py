@@ -22,6 +22,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from .. import registry
+from .._uri import join_confined, without_userinfo
 from ..trace import hook
 from .modes import Mode, parse_mode
 from .stat import FileStat
@@ -189,9 +190,10 @@ class FS(abc.ABC):
 
         ``*``, ``?`` and ``[...]`` match within one path component (dot files included);
         ``**`` as a whole component matches any number of directories, none included.
-        Directories are returned without a trailing ``/``.
+        Directories are returned without a trailing ``/``. The pattern is confined to the
+        root as every name is (see :meth:`subfs`): ``..`` at the root stays there.
         """
-        parts = [p for p in pattern.strip("/").split("/") if p not in ("", ".")]
+        parts = [p for p in join_confined("", pattern).split("/") if p not in ("", ".")]
         if not parts:
             return []
         return sorted(set(self._glob("", parts)))
@@ -305,8 +307,14 @@ class FS(abc.ABC):
 
     def subfs(self, path: str) -> FS:
         """A filesystem rooted at ``path`` under this one: a view that shares this one's
-        per-process state (connections, thread pools, open backing files); nothing is
-        checked."""
+        per-process state (connections, thread pools, open backing files); whether ``path``
+        exists is not checked.
+
+        A filesystem rooted somewhere takes names as a ``chroot`` does (see
+        :func:`pfio._uri.join_confined`): ``..`` at the root stays at the root and a leading
+        ``/`` names the root, so no name given to this view, to a view of it, or to
+        ``subfs`` itself reaches outside this filesystem's root.
+        """
         sub = self._view()
         sub._set_root(self._join_root(path))
         return sub
@@ -318,7 +326,8 @@ class FS(abc.ABC):
         return view
 
     def _join_root(self, path: str) -> str:
-        return posixpath.join(self._root(), path)
+        """The root of a view at ``path`` (confined to this filesystem's root)."""
+        return join_confined(self._root(), path)
 
     def _root(self) -> str:
         return getattr(self, "root", "")
@@ -359,12 +368,13 @@ class FS(abc.ABC):
         self.close()
 
     def _describe(self, path: str) -> str:
-        """A readable name of ``path`` (a URL where the scheme is not ``file``), for errors."""
+        """A readable name of ``path`` (a URL where the scheme is not ``file``), for errors,
+        reprs and log lines: without the ``user:password@`` a root may start with."""
         root = self._root()
-        joined = posixpath.join(root, path) if root else path
+        joined = join_confined(root, path) if root else path
         if self.scheme in ("", "file"):
             return joined
-        return f"{self.scheme}://{joined.lstrip('/')}"
+        return without_userinfo(f"{self.scheme}://{joined.lstrip('/')}")
 
 
 #: options of PFIO 2.x backends that pfio accepts and does not need (no warning)

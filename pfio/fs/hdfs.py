@@ -22,7 +22,7 @@ import threading
 from collections.abc import Iterator
 from typing import IO, Any
 
-from .._uri import URI
+from .._uri import URI, join_confined, netloc_host
 from . import hadoop_config
 from .base import FS, warn_unknown_options
 from .hdfs_client import DEFAULT_CONNECT_TIMEOUT, ClientFactory, HdfsTarget, mapped_errors
@@ -117,7 +117,9 @@ class Hdfs(FS):
         self._client_factory = client_factory or _factory(client)
         file_config = hadoop_config.load_config(config_dir)
         merged = {**file_config, **(config or {})}
-        self.nameservice = nameservice or hadoop_config.default_netloc(merged)
+        # a ``user:password@`` in the netloc means nothing to HDFS (as to Hadoop's clients),
+        # and a name shown in reprs, errors and logs must not carry it
+        self.nameservice = netloc_host(nameservice or hadoop_config.default_netloc(merged))
         self.user = hadoop_config.hdfs_user(user, kerberos_principal)
         self.home = hadoop_config.home_directory(merged, self.user)
         kerberos = {"principal": kerberos_principal, "keytab": kerberos_keytab,
@@ -189,8 +191,10 @@ class Hdfs(FS):
         return self._path(path)
 
     def _path(self, path: str) -> str:
-        """The absolute HDFS path of ``path`` (relative to the root; ``..`` is resolved)."""
-        return posixpath.normpath(posixpath.join(self.root, os.fspath(path))).replace("//", "/")
+        """The absolute HDFS path of ``path`` (relative to the root; ``..`` is resolved and
+        stops at the root, see :meth:`FS.subfs`)."""
+        joined = join_confined(self.root, os.fspath(path))
+        return posixpath.normpath(joined).replace("//", "/")
 
     def _describe(self, path: str) -> str:
         return f"hdfs://{self.nameservice}{self._path(path)}"

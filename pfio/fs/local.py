@@ -14,7 +14,7 @@ from _io import open as _open_file
 from collections.abc import Iterator
 from typing import IO, Any
 
-from .._uri import URI
+from .._uri import URI, join_confined
 from ..trace import hook
 from .base import FS, warn_unknown_options
 from .modes import Mode
@@ -128,11 +128,14 @@ class Local(FS):
         self._cwd = root
 
     def _join_root(self, path: str) -> str:
-        return os.path.join(self._cwd, path)
+        return self._path(path)
 
     def _path(self, path: str | os.PathLike[str]) -> str:
+        """The OS path of ``path``: inside ``cwd`` when one was given (``..`` and a leading
+        ``/`` cannot leave it, see :meth:`FS.subfs`); as given otherwise, since a ``Local``
+        without ``cwd`` is the whole filesystem."""
         path = os.fspath(path)
-        return os.path.join(self._cwd, path) if self._cwd else path
+        return join_confined(self._cwd, path) if self._cwd else path
 
     def open(self, path: str, mode: str = "r", buffering: int = -1,
              encoding: str | None = None, errors: str | None = None,

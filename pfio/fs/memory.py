@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterator
 from typing import IO, Any
 
-from .._uri import URI
+from .._uri import URI, join_confined
 from .base import FS, warn_unknown_options
 from .modes import Mode
 from .stat import FileStat
@@ -114,7 +114,8 @@ class MemoryFS(FS):
         return f"mem://{self.name}/" + "/".join(parts)
 
     def _split(self, path: str) -> list[str]:
-        return _parts(self.root + "/" + path if self.root else path)
+        """The components of ``path`` in the store, below ``root`` (``..`` stops there)."""
+        return _parts(join_confined(self.root, path))
 
     def _lookup(self, parts: list[str]) -> _File | _Dir:
         node: _File | _Dir = self._store.top

@@ -8,6 +8,7 @@ and error classes; pfio uses it for schemes it has no backend of its own for (se
 from __future__ import annotations
 
 import errno
+import hashlib
 import io
 import os
 import posixpath
@@ -18,7 +19,7 @@ from typing import IO, Any
 import fsspec
 from fsspec.spec import AbstractFileSystem
 
-from ..._uri import URI
+from ..._uri import URI, join_confined, netloc_user
 from ...fs.base import FS
 from ...fs.modes import Mode
 from ...fs.stat import FileStat
@@ -64,13 +65,25 @@ class FsspecFS(FS):
     def __repr__(self) -> str:
         return f"FsspecFS({self.scheme!r}, root={redact(self.root)!r})"
 
+    def identity(self, path: str) -> str:
+        """The file's URL without credentials (see :meth:`FS.identity`) and, when the URL
+        names a user (``ftp://user:password@host/...``), a digest of the user name, so that
+        two users never share a cache entry. No secret is in it."""
+        user = netloc_user(self.root.partition("/")[0])
+        if user is None:
+            return super().identity(path)
+        reader = hashlib.sha256(user.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        return f"{super().identity(path)}|reader={reader}"
+
     def _where(self, path: str) -> str:
         """``path`` as errors name it: its URL without credentials or a presigned query
         string (``https://`` URLs may carry both)."""
         return redact(self._describe(path))
 
     def _path(self, path: str) -> str:
-        joined = posixpath.join(self.root, path) if path else self.root
+        """The fsspec path of ``path``: below the root when there is one (``..`` and a
+        leading ``/`` cannot leave it, see :meth:`FS.subfs`)."""
+        joined = join_confined(self.root, path) if path and self.root else path or self.root
         return posixpath.normpath(joined) if joined else joined
 
     def _open_binary(self, path: str, mode: Mode, buffering: int, encoding: str | None,
