@@ -22,6 +22,7 @@ import urllib.parse
 from typing import Any
 
 from ..trace import hook
+from ..trace.redact import redact
 from .base import SharedCache, check_index, check_length, report
 
 logger = logging.getLogger(__name__)
@@ -57,6 +58,9 @@ class HTTPConnector:
         trace: accepted for PFIO 2.x code; requests are reported to :mod:`pfio.trace`
             whenever it is enabled.
 
+    Log lines, errors and the repr show ``url`` without credentials (a ``user:password@``
+    in it is not sent either).
+
     Raises:
         ValueError: ``url`` is not an ``http://`` URL with a host.
     """
@@ -67,8 +71,10 @@ class HTTPConnector:
             url = "http://" + url
         parsed = urllib.parse.urlsplit(url)
         if parsed.scheme != "http" or not parsed.hostname:
-            raise ValueError(f"HTTPConnector needs an http:// URL with a host, not {url!r}")
+            raise ValueError("HTTPConnector needs an http:// URL with a host, not "
+                             f"{redact(url)!r}")
         self.url = url
+        self._shown = redact(url)
         self.host = parsed.hostname
         self.port = parsed.port
         self.path = parsed.path or "/"
@@ -77,6 +83,9 @@ class HTTPConnector:
         self.bearer_token_path = bearer_token_path
         self._token = _Token(bearer_token_path) if bearer_token_path else None
         self._local = threading.local()
+
+    def __repr__(self) -> str:
+        return f"HTTPConnector({self._shown!r})"
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -109,8 +118,8 @@ class HTTPConnector:
                 conn.close()
                 self._local.conn = None
                 if attempt == 2:
-                    logger.warning("HTTP cache %s %s%s failed: %r", method, self.url, suffix,
-                                   exc)
+                    logger.warning("HTTP cache %s %s%s failed: %s", method, self._shown,
+                                   suffix, redact(repr(exc)))
         return None
 
     def put(self, suffix: str, data: bytes) -> bool:
@@ -120,7 +129,7 @@ class HTTPConnector:
         if result is None:
             return False
         if not 200 <= result[0] < 300:
-            logger.warning("HTTP cache PUT %s%s: status %d", self.url, suffix, result[0])
+            logger.warning("HTTP cache PUT %s%s: status %d", self._shown, suffix, result[0])
             return False
         return True
 
@@ -134,7 +143,7 @@ class HTTPConnector:
             if status == 200:
                 data = body
             elif status != 404:
-                logger.warning("HTTP cache GET %s%s: status %d", self.url, suffix, status)
+                logger.warning("HTTP cache GET %s%s: status %d", self._shown, suffix, status)
         if start:
             report("http", data is not None, len(data) if data else 0, start)
         return data
@@ -166,6 +175,9 @@ class HTTPCache(SharedCache):
 
     def __len__(self) -> int:
         return self.length
+
+    def __repr__(self) -> str:
+        return f"HTTPCache({self.length}, {self.connector._shown!r})"
 
 
     def put(self, i: int, data: Any) -> bool:

@@ -141,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(args)
     except UsageError as e:
-        sys.stderr.write(f"pfio {args.command}: error: {e}\n")
+        sys.stderr.write(f"pfio {args.command}: error: {describe_error(e)}\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("pfio: interrupted\n")

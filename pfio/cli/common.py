@@ -9,6 +9,7 @@ from typing import IO, Any, TypeVar
 
 from ..fs import resolver
 from ..fs.base import FS
+from ..trace.redact import redact
 
 #: bytes moved per read/write when copying (a large block keeps remote reads few)
 CHUNK_SIZE = 1 << 20
@@ -53,11 +54,12 @@ def progress(items: Iterable[T], total: int, description: str, quiet: bool) -> I
 
 
 def describe_error(exc: BaseException) -> str:
-    """A one-line description of ``exc`` for the user."""
+    """A one-line description of ``exc`` for the user, without credentials (the URLs it
+    names may carry a ``user:password@`` or a presigned query string)."""
     if isinstance(exc, OSError) and exc.strerror and exc.filename is not None \
             and type(exc).__str__ is OSError.__str__:
-        return f"{exc.strerror}: {exc.filename}"
+        return redact(f"{exc.strerror}: {exc.filename}")
     text = str(exc).strip() or type(exc).__name__
     if isinstance(exc, KeyError) and not isinstance(exc, OSError) and exc.args:
         text = str(exc.args[0])
-    return " ".join(text.split())
+    return redact(" ".join(text.split()))

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..api import from_url, open_url
+from ..trace.redact import redact
 from .chainer_compat import import_chainer
 from .image_items import collect
 from .image_reader import ImageReader
@@ -82,7 +83,7 @@ class PfioSnapshotWriter(snapshot_writers.Writer):
     def __call__(self, filename: str, outdir: str, target: Any) -> None:
         with open_url(posixpath.join(self.url, filename), "wb") as f:
             self._savefun(f, target)
-        logger.info("snapshot written: %s/%s", self.url, filename)
+        logger.info("snapshot written: %s/%s", redact(self.url), filename)
         self._written.append(filename)
         self._retain(filename)
 
@@ -114,7 +115,7 @@ def autoload(target: Any, url: str, filename: str = "snapshot_iter_{.updater.ite
         return None
     with open_url(posixpath.join(url.rstrip("/"), names[-1]), "rb") as f:
         npz.load_npz(f, target)
-    logger.info("resumed from snapshot %s/%s", url, names[-1])
+    logger.info("resumed from snapshot %s/%s", redact(url), names[-1])
     return names[-1]
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import torch
 
 from ..api import from_url, open_url
+from ..trace.redact import redact
 
 logger = logging.getLogger(__name__)
 
@@ -125,7 +126,7 @@ class CheckpointManager:
             from_url(self.url, create=True).close()
             self._directory_ready = True
         save(state, self.path(step))
-        logger.info("checkpoint saved: %s", self.path(step))
+        logger.info("checkpoint saved: %s", redact(self.path(step)))
         self._prune()
 
     def _save_in_background(self, state: Any, step: int) -> None:

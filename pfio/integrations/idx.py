@@ -34,6 +34,7 @@ from .._uri import parse_uri
 from ..api import from_url
 from ..compression.codecs import MAGIC_SIZE, by_magic
 from ..fs.base import FS
+from ..trace.redact import redact
 
 logger = logging.getLogger(__name__)
 
@@ -204,7 +205,7 @@ class IDXFile:
         path = os.path.join(directory, hashlib.sha256(key.encode()).hexdigest()[:32] + ".idx")
         if os.path.exists(path):
             return path
-        logger.info("decompressing %s into %s", self.url, path)
+        logger.info("decompressing %s into %s", redact(self.url), path)
         fd, temp = tempfile.mkstemp(dir=directory, suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as out, \

@@ -12,8 +12,9 @@ import logging
 import re
 from typing import Any
 
-# scheme://user:password@host -> scheme://***@host
-_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]*@")
+# scheme://user:password@host -> scheme://<redacted>@host (up to the netloc's last "@", as
+# URL parsers split it, so that a password holding an "@" goes whole)
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/\s]*@")
 # a query string of a URL (presigned URLs carry their signature and credential there)
 _QUERY = re.compile(r"(?P<url>[A-Za-z][A-Za-z0-9+.-]*://[^?\s]*)\?[^\s#]*")
 # AWS access key ids and anything that looks like key=value credentials

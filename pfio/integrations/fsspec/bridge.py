@@ -27,6 +27,7 @@ from ...api import from_url
 from ...fs.base import FS, _has_magic
 from ...fs.positional import PositionalReader
 from ...fs.stat import FileStat
+from ...trace.redact import redact
 
 #: keyword arguments of fsspec's ``open`` that pfio's ``FS.open`` takes as they are
 _OPEN_KWARGS = ("encoding", "errors", "newline", "compresslevel")
@@ -37,7 +38,8 @@ def pfio_url(path: str) -> str:
     rest = path[len("pfio://"):] if path.startswith("pfio://") else path.lstrip("/")
     scheme, _, remainder = rest.partition("/")
     if not scheme:
-        raise ValueError(f"{path!r}: expected pfio://SCHEME/..., e.g. pfio://s3/bucket/key")
+        raise ValueError(f"{redact(path)!r}: expected pfio://SCHEME/..., e.g. "
+                         "pfio://s3/bucket/key")
     if scheme == "file":
         return "/" + remainder
     return f"{scheme}://{remainder}"
@@ -153,7 +155,7 @@ class PfioFileSystem(AbstractFileSystem):
         """
         mtime = self.info(path).get("mtime")
         if mtime is None:
-            raise NotImplementedError(f"no modification time for {path!r}")
+            raise NotImplementedError(f"no modification time for {redact(path)!r}")
         return datetime.fromtimestamp(mtime, tz=timezone.utc)
 
     def ukey(self, path: str) -> str:
@@ -249,7 +251,7 @@ class PfioFileSystem(AbstractFileSystem):
         """Remove the empty directory ``path``."""
         with self._target(path) as (fs, name):
             if not fs.isdir(name):
-                raise NotADirectoryError(errno.ENOTDIR, "not a directory", path)
+                raise NotADirectoryError(errno.ENOTDIR, "not a directory", redact(path))
             fs.remove(name)
 
     def rm_file(self, path: str) -> None:
