@@ -1,27 +1,60 @@
 """S3 errors: the error answers of S3 (:class:`ServerError`), what is worth retrying
-(:func:`is_transient`) and the builtin exception each becomes (:func:`translate`):
-``FileNotFoundError``, ``PermissionError`` or an ``OSError`` saying what happened and how
-often it was tried. A botocore ``ClientError`` (or a :class:`ServerError`) never reaches
-the caller. No IO here.
+(:func:`is_transient`), what is throttling (:func:`is_throttling`), how long the server asks
+a client to wait (:func:`retry_after`) and the builtin exception each error becomes
+(:func:`translate`): ``FileNotFoundError``, ``PermissionError`` or an ``OSError`` saying what
+happened and how often it was tried. A botocore ``ClientError`` (or a :class:`ServerError`)
+never reaches the caller. No IO here.
+
+What is retried (the rest is raised at once):
+
+* throttling: the codes of :data:`THROTTLING_CODES` (``SlowDown``, ``Throttling*``,
+  ``RequestLimitExceeded``, ...), HTTP 429, 503 and 509;
+* other transient answers: ``RequestTimeout`` (a 400), ``InternalError``,
+  ``OperationAborted`` and every 5xx but 501, 505, 506, 510 and 511 (they say the request
+  can never succeed as sent);
+* broken, refused or silent connections (``ConnectionError``, ``TimeoutError`` and their
+  botocore, urllib3 and http.client cousins).
 """
 
 from __future__ import annotations
 
+import email.utils
 import errno
+import time
+from typing import Any
 
 from ...trace.redact import redact
 
 _NOT_FOUND = {"NoSuchKey", "NoSuchBucket", "NotFound", "404", "NoSuchUpload"}
 _DENIED = {"AccessDenied", "403", "InvalidAccessKeyId", "SignatureDoesNotMatch",
            "AllAccessDisabled", "AccountProblem"}
-_THROTTLED = {"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded",
-              "TooManyRequestsException", "RequestTimeout",
-              "InternalError", "ServiceUnavailable", "503", "500", "502", "504"}
+#: error codes that mean "slow down": retried with the longer backoff of throttling
+THROTTLING_CODES = frozenset({
+    "SlowDown", "Throttling", "ThrottlingException", "ThrottledException",
+    "RequestThrottled", "RequestThrottledException", "TooManyRequestsException",
+    "RequestLimitExceeded", "BandwidthLimitExceeded", "LimitExceededException",
+    "ProvisionedThroughputExceededException", "PriorRequestNotComplete",
+    "ServiceUnavailable", "EC2ThrottledException", "TransactionInProgressException",
+    "429", "503", "509"})
+_THROTTLING_STATUS = frozenset({429, 503, 509})
+#: error codes worth another try that are not throttling
+TRANSIENT_CODES = frozenset({"RequestTimeout", "RequestTimeoutException", "InternalError",
+                             "OperationAborted", "500", "502", "504"})
+#: 5xx answers that no retry can change (the request is not supported as sent)
+_PERMANENT_5XX = frozenset({501, 505, 506, 510, 511})
+_PERMANENT_CODES = frozenset({"NotImplemented", "501", "505"})
+#: the names of exception classes (and bases) of broken or silent connections in botocore,
+#: urllib3 and http.client, matched by name so that this module imports none of them
+_CONNECTION_ERRORS = frozenset({
+    "HTTPClientError", "ConnectionError", "ProtocolError", "ResponseStreamingError",
+    "IncompleteReadError", "ReadTimeoutError", "ConnectTimeoutError", "HTTPError",
+    "HTTPException"})
 
 
 class ServerError(Exception):
     """An error answer of S3 to a request of the native engine, shaped as botocore's
-    ``ClientError`` (``response["Error"]["Code"]``, ``response["ResponseMetadata"]``)."""
+    ``ClientError`` (``response["Error"]["Code"]``, ``response["ResponseMetadata"]`` with
+    the status and the lower-case headers of the answer, ``Retry-After`` among them)."""
 
     def __init__(self, status: int, code: str, message: str,
                  headers: dict[str, str]) -> None:
@@ -30,9 +63,20 @@ class ServerError(Exception):
                          "ResponseMetadata": {"HTTPStatusCode": status,
                                               "HTTPHeaders": headers}}
 
+    @property
+    def status(self) -> int:
+        """The HTTP status of the answer."""
+        return self.response["ResponseMetadata"]["HTTPStatusCode"]
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The (lower-case) headers of the answer."""
+        return self.response["ResponseMetadata"]["HTTPHeaders"]
+
 
 def client_error_info(exc: BaseException) -> tuple[str, int | None] | None:
-    """``(code, http status)`` of a botocore ``ClientError``, None for anything else."""
+    """``(code, http status)`` of a botocore ``ClientError`` (or a :class:`ServerError`),
+    None for anything else."""
     response = getattr(exc, "response", None)
     if not isinstance(response, dict) or "Error" not in response:
         return None
@@ -41,26 +85,78 @@ def client_error_info(exc: BaseException) -> tuple[str, int | None] | None:
     return code, status
 
 
+def _headers(exc: BaseException) -> dict[str, Any]:
+    response = getattr(exc, "response", None)
+    if not isinstance(response, dict):
+        return {}
+    headers = response.get("ResponseMetadata", {}).get("HTTPHeaders")
+    return headers if isinstance(headers, dict) else {}
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    """True for a broken, refused or silent connection (no answer was read)."""
+    if isinstance(exc, (ConnectionError, TimeoutError)):
+        return True
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return bool(names & _CONNECTION_ERRORS)
+
+
+def is_throttling(exc: BaseException) -> bool:
+    """True for an answer that asks the client to slow down (see the module documentation)."""
+    info = client_error_info(exc)
+    if info is None:
+        return False
+    code, status = info
+    return code in THROTTLING_CODES or status in _THROTTLING_STATUS
+
+
 def is_transient(exc: BaseException) -> bool:
-    """True for an error worth retrying: throttling, 5xx, a broken or timed-out connection."""
+    """True for an error worth retrying: throttling, a transient answer (see the module
+    documentation), a broken or timed-out connection."""
     info = client_error_info(exc)
     if info is not None:
         code, status = info
-        return code in _THROTTLED or (status is not None and status >= 500)
-    if isinstance(exc, (ConnectionError, TimeoutError)):
-        return True
-    # botocore's EndpointConnectionError, ReadTimeoutError, ResponseStreamingError, ...,
-    # urllib3's ProtocolError and http.client's errors all derive from these bases; match
-    # them by name so this module imports none of them
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    return bool(names & {"HTTPClientError", "ConnectionError", "ProtocolError",
-                         "ResponseStreamingError", "IncompleteReadError", "ReadTimeoutError",
-                         "HTTPError", "HTTPException"})
+        if code in _PERMANENT_CODES or status in _PERMANENT_5XX:
+            return False
+        return code in THROTTLING_CODES or code in TRANSIENT_CODES or \
+            (status is not None and (status >= 500 or status in _THROTTLING_STATUS))
+    return is_connection_error(exc)
 
 
-def translate(exc: BaseException, url: str, attempts: int = 1) -> OSError:
-    """The builtin error for ``exc`` raised by a request on ``url``."""
+def retry_after(exc: BaseException, now: float | None = None) -> float | None:
+    """The seconds the answer ``exc`` asks the client to wait before trying again: its
+    ``Retry-After`` header (seconds, or an HTTP date, ``now`` being the current Unix time)
+    or ``x-amz-retry-after`` (milliseconds); None when it asks for nothing (or for
+    something unreadable). Never negative."""
+    headers = _headers(exc)
+    value = headers.get("retry-after")
+    if value is not None:
+        text = str(value).strip()
+        try:
+            return max(0.0, float(text))
+        except ValueError:
+            pass
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:  # (an HTTP date is GMT)
+            return None
+        return max(0.0, when.timestamp() - (time.time() if now is None else now))
+    value = headers.get("x-amz-retry-after")
+    if value is not None:
+        try:
+            return max(0.0, int(str(value).strip()) / 1000)
+        except ValueError:
+            return None
+    return None
+
+
+def translate(exc: BaseException, url: str, attempts: int = 1, note: str = "") -> OSError:
+    """The builtin error for ``exc`` raised by a request on ``url`` (tried ``attempts``
+    times; ``note`` is added to the message)."""
     info = client_error_info(exc)
+    note = f" ({note})" if note else ""
     if info is not None:
         code, status = info
         if code in _NOT_FOUND or status == 404:
@@ -74,4 +170,4 @@ def translate(exc: BaseException, url: str, attempts: int = 1) -> OSError:
     else:  # its text may name the request's URL, with a presigned query string
         what = f"{type(exc).__name__}: {redact(str(exc))}"
     tries = f" after {attempts} attempts" if attempts > 1 else ""
-    return OSError(errno.EIO, f"{what}{tries}", url)
+    return OSError(errno.EIO, f"{what}{tries}{note}", url)

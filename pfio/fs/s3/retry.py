@@ -1,54 +1,200 @@
 """The retry loop every S3 request goes through.
 
 botocore's own retries are switched off (see :mod:`pfio.fs.s3.connection`): one loop here
-retries throttling, 5xx answers and broken connections with exponential backoff and full
-jitter, reports every request to the tracer, and raises what is left as the builtin error
-:func:`pfio.fs.s3.errors.translate` gives. A request that makes no progress is not retried
-past ``RetryPolicy.deadline`` seconds, so a server that never answers fails in bounded time.
+retries what :func:`pfio.fs.s3.errors.is_transient` calls worth it, reports every request to
+the tracer, and raises what is left as the builtin error :func:`pfio.fs.s3.errors.translate`
+gives. How (:class:`RetryPolicy`, defaults in brackets):
+
+* **Backoff**: exponential with full jitter, a random sleep in ``[0, min(cap, b * 2**n))``
+  before retry ``n`` (0 for the first), where ``b`` is ``base`` (50 ms) for errors and
+  broken connections and ``base * throttle_scale`` (1 s) for throttling, and ``cap`` is 20 s.
+  A request is tried ``max_attempts`` times (5) in all, or ``throttle_attempts`` times (10)
+  while the server throttles it: about 55 s of sleep on average before a request that is
+  throttled every time fails, at most 111 s.
+* **Retry-After**: an answer's ``Retry-After`` (seconds or an HTTP date) or
+  ``x-amz-retry-after`` (milliseconds) makes the sleep at least that long, up to
+  ``retry_after_cap`` (20 s).
+* **Bounded time**: no retry starts that would pass ``deadline`` (30 s) since the request
+  last made progress, counting the sleep and one more ``attempt_timeout`` (the read
+  timeout), so an endpoint that never answers fails within 30 s. An endpoint that answers
+  "slow down" is given ``throttle_deadline`` (120 s) instead.
+* **Retry budget**: the retries of one process to one endpoint (equal
+  ``S3Settings``: the policy's ``scope``) draw on a shared :class:`RetryQuota` of
+  ``quota`` tokens (500): 5 per retry, 10 per retry after a broken or silent connection. A
+  request that succeeds gives back what its last retry took, or 1 token when it needed
+  none. When the bucket is empty, failures are raised at once: a storm of failures across
+  threads is not multiplied by retries, and it ends with the first successes.
+
+These follow botocore's "standard" retry mode (jittered exponential backoff capped at 20 s,
+throttling backing off from 1 s and other errors from 50 ms, a retry quota of 500 tokens),
+with more tries and a time budget for throttling: a training job would rather wait a minute
+for S3 to scale a hot prefix than fail.
+
+The sleep happens with no lock held (the quota's lock is held only to count tokens), so
+threads never wait for each other's backoff.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import random
+import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ...trace import hook
 from ...trace.redact import redact
-from .errors import client_error_info, is_transient, translate
+from .errors import (
+    client_error_info,
+    is_connection_error,
+    is_throttling,
+    is_transient,
+    retry_after,
+    translate,
+)
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
 
+class RetryQuota:
+    """A token bucket: retries take tokens, successes give some back (see the module
+    documentation). Thread-safe; its lock is never held while anyone sleeps."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.level = capacity
+        self._lock = threading.Lock()
+
+    def take(self, cost: int) -> bool:
+        """Take ``cost`` tokens for a retry; False (nothing taken) when too few are left."""
+        with self._lock:
+            if self.level < cost:
+                return False
+            self.level -= cost
+            return True
+
+    def give(self, amount: int) -> None:
+        """Give ``amount`` tokens back (the bucket holds at most ``capacity``)."""
+        if self.level >= self.capacity:
+            return  # full: the common case costs no lock
+        with self._lock:
+            self.level = min(self.capacity, self.level + amount)
+
+    def __repr__(self) -> str:
+        return f"RetryQuota({self.level}/{self.capacity})"
+
+
+#: the quotas of this process, by (scope, capacity); a forked child starts with full ones
+_quotas: dict[tuple[Hashable, int], RetryQuota] = {}
+_quotas_lock = threading.Lock()
+_generation = 0
+
+
+def _forget_quotas() -> None:
+    global _quotas, _quotas_lock, _generation
+    _quotas, _quotas_lock = {}, threading.Lock()
+    _generation += 1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_quotas)
+
+
+def quota_for(policy: RetryPolicy) -> RetryQuota | None:
+    """The process-wide retry quota of ``policy`` (shared by the policies of one
+    ``scope``); None without a scope or with ``quota=0``."""
+    cached = policy._quota
+    if cached is not None and cached[0] == _generation:
+        return cached[1]
+    if policy.scope is None or policy.quota <= 0:
+        return None
+    key = (policy.scope, policy.quota)
+    quota = _quotas.get(key)
+    if quota is None:
+        with _quotas_lock:
+            quota = _quotas.setdefault(key, RetryQuota(policy.quota))
+    policy._quota = (_generation, quota)
+    return quota
+
+
 @dataclass
 class RetryPolicy:
-    """How requests are retried: up to ``max_attempts`` tries in all, sleeping a random time
-    in ``[0, min(cap, base * 2**n)]`` before retry ``n`` (exponential backoff, full jitter)."""
+    """How requests are retried; see the module documentation for what each field does.
 
+    ``sleep``, ``clock`` (monotonic seconds) and ``random`` (uniform in ``[0, 1)``) may be
+    replaced, for tests; None means :func:`time.sleep`, :func:`time.monotonic` and
+    :func:`random.random`.
+    """
+
+    #: tries in all of a request that fails with an error or a broken connection
     max_attempts: int = 5
+    #: tries in all of a request while the server throttles it
+    throttle_attempts: int = 10
+    #: the first backoff of errors and broken connections, in seconds
     base: float = 0.05
-    cap: float = 2.0
+    #: throttling backs off this many times longer than other errors (1 s at first)
+    throttle_scale: float = 20.0
+    #: the longest backoff, in seconds
+    cap: float = 20.0
+    #: the longest wait a ``Retry-After`` answer may impose, in seconds
+    retry_after_cap: float = 20.0
     #: no retry starts when the request has made no progress for this many seconds, or
-    #: would pass them by waiting ``attempt_timeout`` more (None: no deadline)
+    #: would pass them by sleeping and waiting ``attempt_timeout`` more (None: no deadline)
     deadline: float | None = 30.0
+    #: the same for a request the server keeps throttling
+    throttle_deadline: float | None = 120.0
     #: the longest one silent attempt may take (the read timeout)
     attempt_timeout: float = 0.0
+    #: tokens of the retry budget shared by the policies of one ``scope`` (0: no budget)
+    quota: int = 500
+    #: tokens a retry takes from the budget
+    retry_cost: int = 5
+    #: tokens a retry after a broken or silent connection takes
+    timeout_cost: int = 10
+    #: what shares a retry budget (the connection sets its ``S3Settings``); None: no budget
+    scope: Hashable = field(default=None, repr=False, compare=False)
+    sleep: Callable[[float], Any] | None = field(default=None, repr=False, compare=False)
+    clock: Callable[[], float] | None = field(default=None, repr=False, compare=False)
+    random: Callable[[], float] | None = field(default=None, repr=False, compare=False)
+    _quota: tuple[int, RetryQuota] | None = field(default=None, init=False, repr=False,
+                                                 compare=False)
 
-    def delay(self, retry: int) -> float:
-        """Seconds to sleep before retry number ``retry`` (0 for the first retry)."""
-        return random.uniform(0, min(self.cap, self.base * (2 ** retry)))
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_quota"] = None  # (a lock: each process finds its own)
+        return state
+
+    def now(self) -> float:
+        """Monotonic seconds (``clock``)."""
+        return (self.clock or time.monotonic)()
+
+    def backoff(self, retry: int, throttled: bool = False) -> float:
+        """The longest sleep before retry number ``retry`` (0 for the first)."""
+        base = self.base * (self.throttle_scale if throttled else 1.0)
+        return min(self.cap, base * (2 ** min(retry, 64)))
+
+    def delay(self, retry: int, throttled: bool = False,
+              asked: float | None = None) -> float:
+        """Seconds to sleep before retry number ``retry`` (0 for the first): a random
+        time up to :meth:`backoff`, at least ``asked`` (a ``Retry-After``, capped at
+        ``retry_after_cap``)."""
+        pause = (self.random or random.random)() * self.backoff(retry, throttled)
+        if asked is not None:
+            pause = max(pause, min(asked, self.retry_after_cap))
+        return pause
 
 
 class Attempts:
     """Counts the tries of one logical request and sleeps between them.
 
-    ``failed(exc)`` returns when the request may be tried again and raises the translated
-    error when it may not.
+    ``failed(exc)`` returns when the request may be tried again (after sleeping) and raises
+    the translated error when it may not; ``succeeded()`` tells the retry budget that the
+    request is done. An ``Attempts`` dropped without either counts as a success.
     """
 
     def __init__(self, policy: RetryPolicy, what: str, url: str) -> None:
@@ -56,25 +202,67 @@ class Attempts:
         self.what = what
         self.url = url
         self.count = 0
-        self.since = time.monotonic()
+        self.since = policy.now()
+        self._held = 0  # tokens the latest retry took from the budget
+        self._over = False
 
     def reset(self) -> None:
-        """The request made progress: it gets its full budget of tries and time again."""
+        """The request made progress: it gets its full budget of tries and time again
+        (and the tokens of its retry go back to the retry budget)."""
         self.count = 0
-        self.since = time.monotonic()
+        self.since = self.policy.now()
+        if self._held:
+            quota = quota_for(self.policy)
+            if quota is not None:
+                quota.give(self._held)
+            self._held = 0
 
     def failed(self, exc: BaseException) -> None:
+        """Account for a failed try: sleep and return when another may start, else raise
+        the builtin error for ``exc`` (see :func:`pfio.fs.s3.errors.translate`)."""
         self.count += 1
         policy = self.policy
-        late = policy.deadline is not None and time.monotonic() - self.since + \
-            policy.attempt_timeout >= policy.deadline
-        if not is_transient(exc) or self.count >= policy.max_attempts or late:
-            raise translate(exc, self.url, self.count) from exc
-        pause = self.policy.delay(self.count - 1)
+        if not is_transient(exc):
+            self._give_up(exc)
+        throttled = is_throttling(exc)
+        limit = policy.throttle_attempts if throttled else policy.max_attempts
+        if self.count >= limit:
+            self._give_up(exc)
+        pause = policy.delay(self.count - 1, throttled, retry_after(exc))
+        budget = policy.throttle_deadline if throttled else policy.deadline
+        if budget is not None and \
+                policy.now() - self.since + pause + policy.attempt_timeout >= budget:
+            self._give_up(exc)
+        quota = quota_for(policy)
+        if quota is not None:
+            cost = policy.timeout_cost if is_connection_error(exc) else policy.retry_cost
+            if not quota.take(cost):
+                self._give_up(exc, "not retried: the retry budget of this endpoint is spent")
+            self._held = cost
         logger.debug("%s %s failed (%s: %s), attempt %d of %d; retrying in %.3fs", self.what,
-                     self.url, type(exc).__name__, redact(str(exc)), self.count,
-                     self.policy.max_attempts, pause)
-        time.sleep(pause)
+                     self.url, type(exc).__name__, redact(str(exc)), self.count, limit, pause)
+        if pause > 0:
+            (policy.sleep or time.sleep)(pause)  # (no lock is held here)
+
+    def succeeded(self) -> None:
+        """The request succeeded: give the retry budget back what its last retry took, or
+        one token when it needed none."""
+        if self._over:
+            return
+        self._over = True
+        quota = quota_for(self.policy)
+        if quota is not None:
+            quota.give(self._held or 1)
+
+    def _give_up(self, exc: BaseException, note: str = "") -> None:
+        self._over = True
+        raise translate(exc, self.url, self.count, note) from exc
+
+    def __del__(self) -> None:
+        try:
+            self.succeeded()
+        except Exception:  # noqa: BLE001 - (at interpreter shutdown)
+            pass
 
 
 def call(policy: RetryPolicy, method: str, url: str, fn: Callable[[], T],
@@ -96,6 +284,7 @@ def call(policy: RetryPolicy, method: str, url: str, fn: Callable[[], T],
                                         attempts=attempts.count, error=True, url=url)
                 raise
             continue
+        attempts.succeeded()
         if hook.ENABLED:
             status = result.get("ResponseMetadata", {}).get("HTTPStatusCode") \
                 if isinstance(result, dict) else None
