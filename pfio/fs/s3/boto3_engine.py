@@ -48,9 +48,10 @@ class Boto3Engine:
         return self._client.put_object(Bucket=bucket, Key=key, Body=_payload(body),
                                 ChecksumCRC32=crc32)
 
-    def create_multipart_upload(self, bucket: str, key: str) -> dict[str, Any]:
-        return self._client.create_multipart_upload(
-            Bucket=bucket, Key=key, ChecksumAlgorithm="CRC32")
+    def create_multipart_upload(self, bucket: str, key: str,
+                                checksum: str | None = "CRC32") -> dict[str, Any]:
+        kwargs = {"ChecksumAlgorithm": checksum} if checksum else {}
+        return self._client.create_multipart_upload(Bucket=bucket, Key=key, **kwargs)
 
     def upload_part(self, bucket: str, key: str, upload_id: str, number: int, body: Any,
                     crc32: str) -> dict[str, Any]:
@@ -65,6 +66,35 @@ class Boto3Engine:
 
     def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:
         return self._client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
+
+    def delete_object(self, bucket: str, key: str) -> dict[str, Any]:
+        return self._client.delete_object(Bucket=bucket, Key=key)
+
+    def delete_objects(self, bucket: str, keys: list[str]) -> dict[str, Any]:
+        return self._client.delete_objects(
+            Bucket=bucket, Delete={"Objects": [{"Key": key} for key in keys], "Quiet": True})
+
+    def copy_object(self, bucket: str, key: str, source_bucket: str,
+                    source_key: str) -> dict[str, Any]:
+        return self._client.copy_object(Bucket=bucket, Key=key,
+                                        CopySource={"Bucket": source_bucket,
+                                                    "Key": source_key})
+
+    def upload_part_copy(self, bucket: str, key: str, upload_id: str, number: int,
+                         source_bucket: str, source_key: str, rng: str) -> dict[str, Any]:
+        return self._client.upload_part_copy(
+            Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=number,
+            CopySource={"Bucket": source_bucket, "Key": source_key}, CopySourceRange=rng)
+
+    def head_bucket(self, bucket: str) -> dict[str, Any]:
+        return self._client.head_bucket(Bucket=bucket)
+
+    def create_bucket(self, bucket: str) -> dict[str, Any]:
+        region = self._client.meta.region_name
+        kwargs: dict[str, Any] = {}
+        if region and region != "us-east-1":
+            kwargs["CreateBucketConfiguration"] = {"LocationConstraint": region}
+        return self._client.create_bucket(Bucket=bucket, **kwargs)
 
     def close(self) -> None:
         """Nothing to do: the botocore client belongs to the connection."""

@@ -1,11 +1,11 @@
 """``S3Connection``: what the readers and writers of one S3 filesystem talk to.
 
-One connection object holds, per process: the engine that moves the bytes (GET, HEAD,
-listings, PUT, multipart uploads), the botocore client for DELETE, copies and buckets and
-for the engine's credential chain, the pool of background threads, the retry
-policy and the URL of a key. It is created lazily in each process (a forked child, a
-spawned or forkserver worker all make their own engine), so it may be pickled with the
-filesystem and its open readers.
+One connection object holds, per process: the engine that sends every request (GET, HEAD,
+listings, PUT, multipart uploads, DELETE, copies, bucket requests), the botocore client
+that is the engine's credential chain (and, for the ``boto3`` engine, its client), the pool
+of background threads, the retry policy and the URL of a key. It is created lazily in each
+process (a forked child, a spawned or forkserver worker all make their own engine), so it
+may be pickled with the filesystem and its open readers.
 
 The engines: ``"http"`` (the default: pfio's own HTTP/1.1 client on the standard library's
 sockets, :mod:`pfio.fs.s3.http_engine`) and ``"boto3"`` (botocore,
@@ -13,6 +13,13 @@ sockets, :mod:`pfio.fs.s3.http_engine`) and ``"boto3"`` (botocore,
 ``S3(engine=...)``, else ``$PFIO_S3_ENGINE``, else ``"http"``; ``"boto3"`` is always used
 while moto's in-process ``mock_aws`` is active (it intercepts botocore, which the other
 engines bypass).
+
+Secrets: with the ``http`` engine botocore sends nothing, so its debug log shows no signed
+request. botocore's ``botocore.endpoint`` logger, which prints each request it sends with
+its ``Authorization`` and ``X-Amz-Security-Token`` headers, gets a
+:class:`pfio.trace.redact.RedactingFilter` when pfio makes a botocore client, so the
+``boto3`` engine's requests are logged without them (the filter redacts the requests of
+every botocore client of the process).
 """
 
 from __future__ import annotations
@@ -25,10 +32,11 @@ import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 from urllib.parse import unquote, urlsplit
 
+from ...trace.redact import RedactingFilter, redact
 from .retry import RetryPolicy, call
 
 logger = logging.getLogger(__name__)
@@ -91,9 +99,10 @@ class Engine(Protocol):
     of ``hooks`` before it sends a request itself. Errors are raised as botocore's
     ``ClientError`` or exceptions with the same ``response`` shape
     (:class:`pfio.fs.s3.errors.ServerError`), or as connection errors;
-    :mod:`pfio.fs.s3.errors` retries and translates them. The other requests answer as
-    botocore does: a dict with ``ResponseMetadata`` (``HTTPStatusCode``) and the fields
-    pfio reads (``ETag`` of a part, ``UploadId``).
+    :mod:`pfio.fs.s3.retry` retries them and :mod:`pfio.fs.s3.errors` translates them.
+    The other requests answer as botocore's methods of the same names do: a dict with
+    ``ResponseMetadata`` (``HTTPStatusCode``) and the fields pfio reads (``ETag`` of a
+    part, ``UploadId``, ``Errors`` of a batch delete, ``CopyPartResult``).
     """
 
     #: True when :meth:`get` takes ``rng=""`` (no ``Range`` header: a plain GET of the
@@ -115,7 +124,10 @@ class Engine(Protocol):
 
     def put_object(self, bucket: str, key: str, body: Any, crc32: str) -> dict[str, Any]: ...
 
-    def create_multipart_upload(self, bucket: str, key: str) -> dict[str, Any]: ...
+    def create_multipart_upload(self, bucket: str, key: str,
+                                checksum: str | None = "CRC32") -> dict[str, Any]:
+        """A new multipart upload (``UploadId``) whose parts carry the ``checksum``
+        algorithm's checksums (None: none, as for copies)."""
 
     def upload_part(self, bucket: str, key: str, upload_id: str, number: int, body: Any,
                     crc32: str) -> dict[str, Any]: ...
@@ -125,6 +137,26 @@ class Engine(Protocol):
 
     def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:
         ...
+
+    def delete_object(self, bucket: str, key: str) -> dict[str, Any]: ...
+
+    def delete_objects(self, bucket: str, keys: list[str]) -> dict[str, Any]:
+        """A quiet DeleteObjects of ``keys`` (at most 1,000): ``Errors`` lists the keys not
+        deleted (``Key``, ``Code``, ``Message``)."""
+
+    def copy_object(self, bucket: str, key: str, source_bucket: str,
+                    source_key: str) -> dict[str, Any]:
+        """A server-side copy of ``source_key`` (up to 5 GiB) to ``key``."""
+
+    def upload_part_copy(self, bucket: str, key: str, upload_id: str, number: int,
+                         source_bucket: str, source_key: str, rng: str) -> dict[str, Any]:
+        """Part ``number`` of an upload copied from the byte range ``rng``
+        (``bytes=first-last``) of ``source_key``; ``CopyPartResult["ETag"]``."""
+
+    def head_bucket(self, bucket: str) -> dict[str, Any]: ...
+
+    def create_bucket(self, bucket: str) -> dict[str, Any]:
+        """Create ``bucket`` in the region of the engine's session."""
 
     def close(self) -> None: ...
 
@@ -235,7 +267,8 @@ class S3Connection:
     def __init__(self, bucket: str, settings: S3Settings, retry: RetryPolicy) -> None:
         self.bucket = bucket
         self.settings = settings
-        self.retry = retry
+        #: the retry policy; its retry budget is shared by the connections of equal settings
+        self.retry = retry if retry.scope is not None else replace(retry, scope=settings)
         self._reset()
 
     def _reset(self) -> None:
@@ -251,7 +284,8 @@ class S3Connection:
         self._reset()
 
     def __repr__(self) -> str:
-        return f"S3Connection(bucket={self.bucket!r}, endpoint={self.settings.endpoint!r})"
+        endpoint = redact(self.settings.endpoint) if self.settings.endpoint else None
+        return f"S3Connection(bucket={self.bucket!r}, endpoint={endpoint!r})"
 
     # -- names ---------------------------------------------------------------------------
 
@@ -326,8 +360,15 @@ class S3Connection:
 
     # -- requests ------------------------------------------------------------------------
 
+    def request(self, method: str, key: str, send: Callable[[Engine], T],
+                nbytes: Callable[[Any], int] | None = None) -> T:
+        """``send(engine)`` with retries (this process's engine, fetched at each try),
+        reported to the tracer as ``method`` on ``key``; errors as builtin exceptions."""
+        return call(self.retry, method, self.url(key), lambda: send(self.engine()), nbytes)
+
     def call(self, method: str, key: str, operation: str, **kwargs: Any) -> Any:
-        """One botocore call on the bucket, with retries, errors as builtin exceptions."""
+        """One botocore call on the bucket, with retries, errors as builtin exceptions
+        (pfio itself sends every request through the engine: see :meth:`request`)."""
         client = self.client()
         return call(self.retry, method, self.url(key),
                     lambda: getattr(client, operation)(Bucket=self.bucket, **kwargs))
@@ -369,7 +410,16 @@ def _make_client(settings: S3Settings) -> Any:
     )
     client = session.client("s3", endpoint_url=settings.endpoint, config=config)
     client._pfio_session = session
+    _redact_botocore_requests()
     return client
+
+
+def _redact_botocore_requests() -> None:
+    """Put a :class:`RedactingFilter` on the logger botocore logs its requests on (with
+    their signing headers), once."""
+    log = logging.getLogger("botocore.endpoint")
+    if not any(isinstance(f, RedactingFilter) for f in log.filters):
+        log.addFilter(RedactingFilter())
 
 
 __all__ = ["S3Connection", "S3Settings", "Engine", "BodySink", "BodyRest", "engine_name",

@@ -5,14 +5,18 @@ are files; "directories" are key prefixes ending in ``/`` (``mkdir`` and ``maked
 no-ops, as in PFIO 2.x). Opening a file for reading sends its first ranged GET at once,
 so a missing object raises ``FileNotFoundError`` from ``open`` and an object up to 1 MiB is
 read whole by that one request (no HEAD); see :mod:`pfio.fs.s3.reader`. Writes are
-all-or-nothing (single PUT or multipart upload, :mod:`pfio.fs.s3.writer`); errors and
-retries are in :mod:`pfio.fs.s3.errors`.
+all-or-nothing (single PUT or multipart upload, :mod:`pfio.fs.s3.writer`); errors are in
+:mod:`pfio.fs.s3.errors`, retries in :mod:`pfio.fs.s3.retry`.
 
 Requests go through the filesystem's :class:`pfio.fs.s3.connection.S3Connection`, which
 makes its engine (pfio's own HTTP client by default, see :mod:`pfio.fs.s3.connection`) on
 first use in each process, so an ``S3`` object may be pickled to DataLoader workers (fork,
 spawn or forkserver) and shared by threads.
-Credentials never appear in ``repr``, logs or error messages.
+
+Credentials never appear in ``repr``, logs or error messages. An endpoint URL with a user
+name or password in it (``http://user:pass@host``) is refused with a ``ValueError`` (which
+does not repeat them): S3 takes credentials from the options, a profile or the environment,
+and a password in a URL would travel into every log line and error that names the endpoint.
 """
 
 from __future__ import annotations
@@ -22,22 +26,28 @@ import hashlib
 import io
 import os
 import posixpath
+from collections.abc import Callable
 from dataclasses import replace
-from typing import IO, Any
+from typing import IO, Any, TypeVar
+from urllib.parse import urlsplit
 
 from ..._uri import URI
+from ...trace.redact import redact
 from ..base import FS, warn_unknown_options
 from ..modes import Mode
 from ..stat import FileStat
 from ..writers import atomic_writer
-from .connection import S3Connection, S3Settings, requested_engine
+from .connection import Engine, S3Connection, S3Settings, requested_engine
+from .errors import client_error_info
 from .operations import S3Operations
 from .reader import ReadOptions, S3Reader
-from .retry import RetryPolicy, call
+from .retry import RetryPolicy
 from .stat import S3ObjectStat, S3PrefixStat
 from .writer import S3Sink
 
 DEFAULT_MPU_CHUNKSIZE = 8 << 20
+
+T = TypeVar("T")
 
 
 #: seconds to connect, and to wait for the next bytes of an answer (None means these)
@@ -69,10 +79,15 @@ class S3(S3Operations, FS):
             ``"boto3"`` is used while moto's ``mock_aws`` is active.
         addressing_style: ``"path"`` (the default with an ``endpoint``) or ``"virtual"``
             (``bucket.host``, the default on AWS).
-        max_attempts: tries of one request in all (throttling, 5xx and broken connections
-            are retried with exponential backoff and jitter).
+        max_attempts: tries of one request in all, throttled or not. Default (None): 5
+            for server errors and broken connections, 10 while the server throttles
+            (backing off from 1 s up to 20 s per sleep); see :mod:`pfio.fs.s3.retry`.
+        retry: the whole retry policy (a :class:`pfio.fs.s3.retry.RetryPolicy`: backoff,
+            attempts, ``Retry-After`` cap, deadlines, retry budget); ``max_attempts``
+            overrides its attempts, ``read_timeout`` its ``attempt_timeout``.
         max_pool_connections: HTTP connections kept per process (and background threads).
-        create_bucket: create the bucket when it does not exist.
+        create_bucket: create the bucket when it does not exist (HeadBucket, then
+            CreateBucket in the session's region).
         create: accepted for PFIO 2.x (prefixes need no creating).
 
     ``open(path, "rb", first_fetch=N)`` sets how many bytes the request that opens the file
@@ -91,17 +106,18 @@ class S3(S3Operations, FS):
                  buffering: int = -1,
                  readahead: int = 3, connect_timeout: float | None = CONNECT_TIMEOUT,
                  read_timeout: float | None = READ_TIMEOUT,
-                 max_attempts: int = 5, max_pool_connections: int = 32,
+                 max_attempts: int | None = None, max_pool_connections: int = 32,
                  engine: str | None = None, addressing_style: str | None = None,
-                 create_bucket: bool = False, create: bool = False, **options: Any) -> None:
+                 create_bucket: bool = False, create: bool = False,
+                 retry: RetryPolicy | None = None, **options: Any) -> None:
         super().__init__()
         warn_unknown_options("S3", options)
         if not bucket:
             raise ValueError("S3 needs a bucket name")
         self.bucket = bucket
         self.root = (prefix or "").strip("/")
-        self.endpoint = endpoint or os.environ.get("S3_ENDPOINT") or \
-            os.environ.get("AWS_ENDPOINT_URL") or None
+        self.endpoint = _checked_endpoint(endpoint or os.environ.get("S3_ENDPOINT") or
+                                          os.environ.get("AWS_ENDPOINT_URL") or None)
         self.region = region
         self.profile = profile
         self.mpu_chunksize = mpu_chunksize
@@ -112,14 +128,20 @@ class S3(S3Operations, FS):
             CONNECT_TIMEOUT if connect_timeout is None else connect_timeout
         self.read_timeout = read_timeout = READ_TIMEOUT if read_timeout is None else read_timeout
         self.max_pool_connections = max_pool_connections
-        self._retry = RetryPolicy(max_attempts=max(1, max_attempts),
-                                  attempt_timeout=read_timeout)
-        self._connection = S3Connection(bucket, S3Settings(
+        settings = S3Settings(
             endpoint=self.endpoint, region=region, profile=profile,
             aws_access_key_id=aws_access_key_id, aws_secret_access_key=aws_secret_access_key,
             aws_session_token=session_token, connect_timeout=connect_timeout,
             read_timeout=read_timeout, max_pool_connections=max_pool_connections,
-            addressing_style=addressing_style, engine=requested_engine(engine)), self._retry)
+            addressing_style=addressing_style, engine=requested_engine(engine))
+        policy = replace(retry or RetryPolicy(), attempt_timeout=read_timeout,
+                         scope=settings)
+        if max_attempts is not None:
+            tries = max(1, int(max_attempts))
+            policy = replace(policy, max_attempts=tries, throttle_attempts=tries)
+        #: the retry policy (the connection's: changing it changes how requests retry)
+        self._retry = policy
+        self._connection = S3Connection(bucket, settings, policy)
         if create_bucket:
             self._create_bucket()
 
@@ -129,7 +151,8 @@ class S3(S3Operations, FS):
         return cls(uri.netloc, uri.path, **options)
 
     def __repr__(self) -> str:
-        return f"S3(bucket={self.bucket!r}, prefix={self.root!r}, endpoint={self.endpoint!r})"
+        endpoint = redact(self.endpoint) if self.endpoint else None
+        return f"S3(bucket={self.bucket!r}, prefix={self.root!r}, endpoint={endpoint!r})"
 
     @property
     def connection(self) -> S3Connection:
@@ -143,7 +166,8 @@ class S3(S3Operations, FS):
         return self._connection.engine_name
 
     def _client(self) -> Any:
-        """This process's botocore client (for DELETE, copies and buckets)."""
+        """This process's botocore client (the credential chain; pfio's requests go through
+        the engine)."""
         return self._connection.client()
 
     def close(self) -> None:
@@ -179,9 +203,10 @@ class S3(S3Operations, FS):
     def _describe(self, path: str) -> str:
         return self._url(self._key(path))
 
-    def _call(self, method: str, key: str, operation: str, **kwargs: Any) -> Any:
-        """One botocore call with retries, errors as builtin exceptions."""
-        return self._connection.call(method, key, operation, **kwargs)
+    def _request(self, method: str, key: str, send: Callable[[Engine], T]) -> T:
+        """``send(engine)`` with retries, errors as builtin exceptions (see
+        :meth:`S3Connection.request`)."""
+        return self._connection.request(method, key, send)
 
     # -- files ---------------------------------------------------------------------------
 
@@ -221,17 +246,16 @@ class S3(S3Operations, FS):
         """A no-op, as :meth:`mkdir`."""
 
     def _create_bucket(self) -> None:
-        client = self._client()
+        bucket = self.bucket
         try:
-            call(self._retry, "HEAD", self._url(""),
-                 lambda: client.head_bucket(Bucket=self.bucket))
+            self._request("HEAD", "", lambda engine: engine.head_bucket(bucket))
         except FileNotFoundError:
-            kwargs: dict[str, Any] = {}
-            region = client.meta.region_name
-            if region and region != "us-east-1":
-                kwargs["CreateBucketConfiguration"] = {"LocationConstraint": region}
-            call(self._retry, "PUT", self._url(""),
-                 lambda: client.create_bucket(Bucket=self.bucket, **kwargs))
+            try:
+                self._request("PUT", "", lambda engine: engine.create_bucket(bucket))
+            except OSError as exc:  # made by another process meanwhile: as good
+                info = client_error_info(exc.__cause__) if exc.__cause__ else None
+                if info is None or info[0] != "BucketAlreadyOwnedByYou":
+                    raise
 
     def stat(self, path: str) -> FileStat:
         """The object at ``path``, else the prefix ``path/`` as a directory."""
@@ -259,18 +283,35 @@ class S3(S3Operations, FS):
     def _list_page(self, key: str, **kwargs: Any) -> dict[str, Any]:
         """One page of ListObjectsV2 (botocore's arguments and answer); ``key`` names it in
         errors."""
-        conn = self._connection
-        return call(conn.retry, "LIST", conn.url(key),
-                    lambda: conn.engine().list_objects_v2(conn.bucket, **kwargs))
+        bucket = self.bucket
+        return self._request("LIST", key,
+                             lambda engine: engine.list_objects_v2(bucket, **kwargs))
 
     def _head(self, key: str) -> dict[str, Any] | None:
         """The HEAD of object ``key``, None when there is none."""
-        conn = self._connection
+        bucket = self.bucket
         try:
-            return call(conn.retry, "HEAD", conn.url(key),
-                        lambda: conn.engine().head_object(conn.bucket, key))
+            return self._request("HEAD", key, lambda engine: engine.head_object(bucket, key))
         except FileNotFoundError:
             return None
+
+
+def _checked_endpoint(endpoint: str | None) -> str | None:
+    """``endpoint``, refused when it has a user name or password in it.
+
+    Raises:
+        ValueError: it has (the message names the endpoint without them).
+    """
+    if endpoint is None:
+        return None
+    parts = urlsplit(endpoint)
+    if "@" in parts.netloc:
+        host = parts.netloc.rpartition("@")[2]
+        raise ValueError(
+            f"the S3 endpoint {parts.scheme}://<redacted>@{host} has a user name or "
+            "password in it: S3 takes credentials from aws_access_key_id= and "
+            "aws_secret_access_key= (or a profile, or the environment), not from the URL")
+    return endpoint
 
 
 __all__ = ["S3"]

@@ -17,6 +17,12 @@ from typing import TYPE_CHECKING, Any
 from ..._uri import is_relative_name
 from ..stat import FileStat
 from .stat import S3ObjectStat, S3PrefixStat
+from .writer import Completion
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .connection import Engine, S3Connection
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +35,7 @@ class S3Operations:
 
     bucket: str
     root: str
+    _connection: S3Connection
     copy_limit: int = COPY_LIMIT
     copy_part_size: int = 512 << 20
     #: keys per DeleteObjects request (1000 is the S3 maximum)
@@ -39,7 +46,7 @@ class S3Operations:
     if TYPE_CHECKING:  # provided by S3
         def _key(self, path: str) -> str: ...
         def _url(self, key: str) -> str: ...
-        def _call(self, method: str, key: str, operation: str, **kwargs: Any) -> Any: ...
+        def _request(self, method: str, key: str, send: Callable[[Engine], Any]) -> Any: ...
         def _head(self, key: str) -> dict[str, Any] | None: ...
         def _list_page(self, key: str, **kwargs: Any) -> dict[str, Any]: ...
         def exists(self, path: str) -> bool: ...
@@ -133,8 +140,9 @@ class S3Operations:
             OSError: ``path`` is a non-empty prefix and ``recursive`` is false (ENOTEMPTY).
         """
         key = self._key(path).rstrip("/")
+        bucket = self.bucket
         if key and self._head(key) is not None:
-            self._call("DELETE", key, "delete_object", Key=key)
+            self._request("DELETE", key, lambda engine: engine.delete_object(bucket, key))
             return
         prefix = key + "/" if key else ""
         keys = [obj["Key"] for page in self._pages(prefix, None)
@@ -144,9 +152,9 @@ class S3Operations:
         if not recursive and keys != [prefix]:
             raise OSError(errno.ENOTEMPTY, "directory not empty", self._url(prefix))
         for i in range(0, len(keys), self.delete_batch):
-            batch = [{"Key": k} for k in keys[i:i + self.delete_batch]]
-            result = self._call("POST", prefix, "delete_objects",
-                                Delete={"Objects": batch, "Quiet": True})
+            batch = keys[i:i + self.delete_batch]
+            result = self._request("POST", prefix, lambda engine, batch=batch:
+                                   engine.delete_objects(bucket, batch))
             failed = result.get("Errors") or []
             if failed:
                 first = failed[0]
@@ -168,29 +176,40 @@ class S3Operations:
             raise FileNotFoundError(errno.ENOENT, "no such object", self._url(skey))
         if skey == dkey:
             return
-        source = {"Bucket": self.bucket, "Key": skey}
+        bucket = self.bucket
         if head["ContentLength"] <= self.copy_limit:
-            self._call("PUT", dkey, "copy_object", Key=dkey, CopySource=source)
+            self._request("PUT", dkey,
+                          lambda engine: engine.copy_object(bucket, dkey, bucket, skey))
         else:
-            self._multipart_copy(source, dkey, head["ContentLength"])
-        self._call("DELETE", skey, "delete_object", Key=skey)
+            self._multipart_copy(skey, dkey, head["ContentLength"])
+        self._request("DELETE", skey, lambda engine: engine.delete_object(bucket, skey))
 
-    def _multipart_copy(self, source: dict[str, str], dkey: str, size: int) -> None:
-        upload = self._call("POST", dkey, "create_multipart_upload", Key=dkey)["UploadId"]
+    def _multipart_copy(self, skey: str, dkey: str, size: int) -> None:
+        """Copy ``skey`` (``size`` bytes) to ``dkey`` in parts; the upload is completed as
+        a writer's is (its outcome checked when the answer is lost), else aborted."""
+        bucket = self.bucket
+        upload = self._request("POST", dkey, lambda engine: engine.create_multipart_upload(
+            bucket, dkey, checksum=None))["UploadId"]
+        completion = Completion(self._connection, dkey, upload)
         try:
-            parts = []
             step = max(self.copy_part_size, -(-size // 10000))
             for number, start in enumerate(range(0, size, step), 1):
                 stop = min(size, start + step) - 1
-                result = self._call("PUT", dkey, "upload_part_copy", Key=dkey,
-                                    UploadId=upload, PartNumber=number, CopySource=source,
-                                    CopySourceRange=f"bytes={start}-{stop}")
-                parts.append({"PartNumber": number,
-                              "ETag": result["CopyPartResult"]["ETag"]})
-            self._call("POST", dkey, "complete_multipart_upload", Key=dkey,
-                       UploadId=upload, MultipartUpload={"Parts": parts})
+
+                def copy(engine: Any, number: int = number, start: int = start,
+                         stop: int = stop) -> Any:
+                    return engine.upload_part_copy(bucket, dkey, upload, number, bucket, skey,
+                                                   f"bytes={start}-{stop}")
+
+                result = self._request("PUT", dkey, copy)
+                completion.add({"PartNumber": number,
+                                "ETag": result["CopyPartResult"]["ETag"]}, stop + 1 - start)
+            completion.complete()
         except BaseException:
-            self._call("DELETE", dkey, "abort_multipart_upload", Key=dkey, UploadId=upload)
+            if completion.may_be_published:
+                raise
+            self._request("DELETE", dkey, lambda engine: engine.abort_multipart_upload(
+                bucket, dkey, upload))
             raise
 
     def glob(self, pattern: str) -> list[str]:

@@ -1,11 +1,19 @@
 """The S3 requests other than GET of an engine that speaks S3's REST protocol itself (the
-``http`` engine): HEAD, listings, PUT and multipart uploads, built and read with
-:mod:`pfio.fs.s3.wire`, sent with the engine's ``_send``."""
+``http`` engine): HEAD, listings, PUT and multipart uploads, DELETE (one object, or a batch
+with DeleteObjects), server-side copies (CopyObject, UploadPartCopy) and the bucket
+requests (HeadBucket, CreateBucket), built and read with :mod:`pfio.fs.s3.wire` and the
+few helpers below, sent with the engine's ``_send``. So the engine needs botocore for
+nothing but credentials, and botocore's debug log never sees a signed request of it.
+"""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import xml.etree.ElementTree as ElementTree
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
+from xml.sax.saxutils import escape
 
 from .wire import (
     Endpoint,
@@ -72,9 +80,10 @@ class RestRequests:
     def put_object(self, bucket: str, key: str, body: Any, crc32: str) -> dict[str, Any]:
         return self._send("PUT", bucket, key, "", [("x-amz-checksum-crc32", crc32)], body)
 
-    def create_multipart_upload(self, bucket: str, key: str) -> dict[str, Any]:
-        return with_upload_id(self._send("POST", bucket, key, "uploads",
-                                         [("x-amz-checksum-algorithm", "CRC32")], b""))
+    def create_multipart_upload(self, bucket: str, key: str,
+                                checksum: str | None = "CRC32") -> dict[str, Any]:
+        headers = [("x-amz-checksum-algorithm", checksum)] if checksum else []
+        return with_upload_id(self._send("POST", bucket, key, "uploads", headers, b""))
 
     def upload_part(self, bucket: str, key: str, upload_id: str, number: int, body: Any,
                     crc32: str) -> dict[str, Any]:
@@ -90,3 +99,89 @@ class RestRequests:
     def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:
         return self._send("DELETE", bucket, key, f"uploadId={quote(upload_id, safe='')}", [],
                           None)
+
+    def delete_object(self, bucket: str, key: str) -> dict[str, Any]:
+        return self._send("DELETE", bucket, key, "", [], None)
+
+    def delete_objects(self, bucket: str, keys: list[str]) -> dict[str, Any]:
+        body = delete_body(keys)
+        md5 = base64.b64encode(hashlib.md5(body, usedforsecurity=False).digest()).decode()
+        response = self._send("POST", bucket, "", "delete",
+                              [("content-md5", md5), ("content-type", "application/xml")],
+                              body)
+        result = parse_delete_result(response["Body"], response["ResponseMetadata"])
+        result["ResponseMetadata"] = response["ResponseMetadata"]
+        return result
+
+    def copy_object(self, bucket: str, key: str, source_bucket: str,
+                    source_key: str) -> dict[str, Any]:
+        return check_completion(self._send(
+            "PUT", bucket, key, "", [("x-amz-copy-source", copy_source(source_bucket,
+                                                                        source_key))], b""))
+
+    def upload_part_copy(self, bucket: str, key: str, upload_id: str, number: int,
+                         source_bucket: str, source_key: str, rng: str) -> dict[str, Any]:
+        query = f"partNumber={number}&uploadId={quote(upload_id, safe='')}"
+        response = check_completion(self._send(
+            "PUT", bucket, key, query,
+            [("x-amz-copy-source", copy_source(source_bucket, source_key)),
+             ("x-amz-copy-source-range", rng)], b""))
+        response["CopyPartResult"] = {"ETag": xml_text(response["Body"], "ETag") or ""}
+        return response
+
+    def head_bucket(self, bucket: str) -> dict[str, Any]:
+        return self._send("HEAD", bucket, "", "", [], None)
+
+    def create_bucket(self, bucket: str) -> dict[str, Any]:
+        region = self._region
+        body = b"" if region == "us-east-1" else bucket_configuration(region)
+        return self._send("PUT", bucket, "", "", [], body)
+
+
+# -- bodies and answers of the requests above (no IO) ------------------------------------
+
+def copy_source(bucket: str, key: str) -> str:
+    """The ``x-amz-copy-source`` header of a copy of ``key`` in ``bucket`` (URL-encoded)."""
+    return quote(f"{bucket}/{key}", safe="/~")
+
+
+def delete_body(keys: list[str]) -> bytes:
+    """The XML body of a quiet DeleteObjects request for ``keys``."""
+    objects = "".join(f"<Object><Key>{escape(key)}</Key></Object>" for key in keys)
+    return f"<Delete><Quiet>true</Quiet>{objects}</Delete>".encode()
+
+
+def bucket_configuration(region: str) -> bytes:
+    """The XML body of CreateBucket for a bucket in ``region`` (not us-east-1)."""
+    return ("<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+            f"<LocationConstraint>{escape(region)}</LocationConstraint>"
+            "</CreateBucketConfiguration>").encode()
+
+
+def _local(tag: str) -> str:
+    return tag.rpartition("}")[2]
+
+
+def xml_text(body: bytes, name: str) -> str | None:
+    """The text of the first element called ``name`` (any namespace) of an XML ``body``."""
+    for element in ElementTree.fromstring(body).iter():
+        if _local(element.tag) == name:
+            return element.text or ""
+    return None
+
+
+def parse_delete_result(body: bytes, meta: dict[str, Any]) -> dict[str, Any]:
+    """A DeleteObjects answer as botocore's ``delete_objects`` returns it: ``Errors``
+    (``Key``, ``Code``, ``Message`` of each key not deleted).
+
+    Raises:
+        ServerError: the answer is an error as a whole.
+    """
+    root = ElementTree.fromstring(body) if body.strip() else None
+    if root is not None and _local(root.tag) == "Error":
+        check_completion({"Body": body, "ResponseMetadata": meta})
+    errors = []
+    for element in (root if root is not None else ()):
+        if _local(element.tag) == "Error":
+            errors.append({_local(child.tag): child.text or "" for child in element})
+    return {"Errors": errors} if errors else {}
