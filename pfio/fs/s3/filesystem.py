@@ -31,7 +31,7 @@ from dataclasses import replace
 from typing import IO, Any, TypeVar
 from urllib.parse import urlsplit
 
-from ..._uri import URI
+from ..._uri import URI, join_confined
 from ...trace.redact import redact
 from ..base import FS, warn_unknown_options
 from ..modes import Mode
@@ -192,7 +192,7 @@ class S3(S3Operations, FS):
 
     def _key(self, path: str) -> str:
         path = os.fspath(path)
-        joined = posixpath.join(self.root, path) if self.root else path
+        joined = join_confined(self.root, path) if self.root else path
         trailing = joined.endswith("/")
         key = posixpath.normpath("/" + joined).lstrip("/") if joined else ""
         return key + "/" if trailing and key else key

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..._uri import is_relative_name
+from ..._uri import is_relative_name, join_confined
 from ..stat import FileStat
 from .stat import S3ObjectStat, S3PrefixStat
 from .writer import Completion
@@ -215,7 +215,7 @@ class S3Operations:
     def glob(self, pattern: str) -> list[str]:
         """As :meth:`pfio.fs.base.FS.glob`, with one recursive listing under the pattern's
         literal leading directories instead of one listing per directory level."""
-        parts = [p for p in pattern.strip("/").split("/") if p not in ("", ".")]
+        parts = [p for p in join_confined("", pattern).split("/") if p not in ("", ".")]
         if not parts:
             return []
         if not any(_has_magic(p) for p in parts):
