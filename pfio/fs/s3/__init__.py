@@ -14,5 +14,6 @@ The package has three layers, each importing only the ones below it (ARCHITECTUR
 """
 
 from .filesystem import S3
+from .retry import RetryPolicy
 
-__all__ = ["S3"]
+__all__ = ["S3", "RetryPolicy"]
