@@ -8,8 +8,22 @@ bytes before the connection broke does not count against ``max_attempts``.
 Every response must be of one version of the object: the first one's ETag is returned and
 a reader passes it back (``etag=``) with its later GETs, which then send ``If-Match`` and
 check the ETag and ``Content-Range`` they get. An object replaced meanwhile raises
-``OSError`` naming the URL, never mixing bytes of two versions. A server that answers a
-range with the whole object (200) is read from the offset that was asked for.
+``OSError`` naming the URL, never mixing bytes of two versions: an answer without the ETag
+when there is one to match counts as another version, and so does one that tells another
+size than the caller knows (``size=``). A server that answers a range with the whole
+object (200) is read from the offset that was asked for.
+
+Each answer is checked against what was asked, once per answer (no work per byte): its
+status is 200 or 206; a 206 has one well-formed ``Content-Range`` whose first byte is the
+one asked for, whose last byte is not past the one asked for and whose total is the
+object's size, and a ``Content-Length`` (where the engine tells one) of no more bytes than
+that range; a 200 has a ``Content-Length``. An answer that fails these checks raises
+``OSError`` at once. The bytes received must then be all the bytes asked for: a body that
+ends early (by its ``Content-Length``, its last chunk, or its connection's end), or a 206
+of fewer bytes than asked, is taken as a broken connection: what came is kept and the rest
+is asked for again, and when the tries are used up it raises ``OSError`` naming the URL.
+The caller never gets a byte that did not come from the server (no zeros of a buffer
+filled short).
 """
 
 from __future__ import annotations
@@ -27,7 +41,7 @@ from .retry import Attempts
 if TYPE_CHECKING:
     from .connection import BodyRest, S3Connection
 
-_CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
+_CONTENT_RANGE = re.compile(r"bytes ([0-9]+)-([0-9]+)/([0-9]+)")
 _TOTAL = re.compile(r"/(\d+)")
 
 
@@ -44,7 +58,7 @@ class Got:
 
 def get_range(conn: S3Connection, key: str, start: int, stop: int | None = None,
               into: memoryview | None = None, etag: str | None = None,
-              plain: bool = False) -> Got:
+              plain: bool = False, size: int | None = None) -> Got:
     """GET bytes ``[start, stop)`` of ``key`` (``stop=None``: to the end; ``start < 0``: the
     last ``-start`` bytes).
 
@@ -56,33 +70,44 @@ def get_range(conn: S3Connection, key: str, start: int, stop: int | None = None,
     dropped.
 
     With ``into`` the bytes are written into that buffer and ``data`` is a memoryview of
-    its filled part; otherwise a ``bytearray`` the body was received into. A range starting
-    at or beyond the end gives empty data (and still the size). With ``etag`` the object
-    must still have that ETag.
+    its filled part; otherwise a ``bytearray`` the body was received into. ``data`` holds
+    exactly the bytes of ``[start, min(stop, size))``. A range starting at or beyond the
+    end gives empty data (and still the size). With ``etag`` the object must still have
+    that ETag, and with ``size`` that size.
 
     Raises:
         FileNotFoundError, PermissionError, OSError: see :mod:`pfio.fs.s3.errors`; OSError
-        also when the object is no longer the version of ``etag``.
+        also when the object is no longer the version of ``etag`` (or of ``size``), and
+        when the server's answers do not hold the bytes asked for (see the module
+        documentation).
+        ValueError: ``stop`` is before ``start``.
     """
+    if stop is not None and 0 <= stop < start:
+        raise ValueError(f"a range that ends ({stop}) before it starts ({start})")
     url = conn.url(key)
     attempts = Attempts(conn.retry, "GET", url)
     began = time.perf_counter()
     engine = conn.engine()
-    sink = _Sink(url, start, stop, into, etag, plain and start == 0 and engine.plain_gets)
+    sink = _Sink(url, start, stop, into, etag, plain and start == 0 and engine.plain_gets,
+                 size)
     while True:
         rng = sink.next_range()
         try:
             engine.get(conn.bucket, key, rng, sink.etag, sink)
-        except _Changed:
-            raise  # (a 412 answer to If-Match is translated to the same error)
+            if sink.length < 0:
+                raise sink.refuse("no answer to check")
+            if sink.got < sink.length:  # (every engine ends a body at its framing)
+                raise IncompleteBody(f"the answer to GET {rng or 'of the whole object'} "
+                                     f"ended {sink.length - sink.got} bytes short")
+        except _Refused:  # (a 412 answer to If-Match is translated to _Changed's text)
+            _record(began, sink.status, sink.got, attempts.count + 1, url, error=True)
+            raise
         except Exception as exc:
-            size = _unsatisfiable(exc) if sink.length < 0 else None
-            if size is not None:
-                if size < 0 and start <= 0:
-                    size = 0  # nothing at byte 0 or at the end: an empty object (Ceph tells
-                    # no size)
+            empty = _unsatisfiable(exc) if sink.length < 0 else None
+            if empty is not None:
+                total = sink.check_empty(empty)
                 _record(began, 416, 0, attempts.count + 1, url)
-                return Got(into[:0] if into is not None else b"", size, sink.etag)
+                return Got(into[:0] if into is not None else b"", total, sink.etag)
             if sink.progressed():
                 attempts.reset()  # a try that brought bytes does not use up the budget
             _fail(attempts, exc, began, url)
@@ -91,11 +116,27 @@ def get_range(conn: S3Connection, key: str, start: int, stop: int | None = None,
         return Got(sink.result(), sink.total, sink.etag, sink.rest)
 
 
+class IncompleteBody(ConnectionError):
+    """An answer ended before it brought every byte asked for (retried as a broken
+    connection, resuming after the last byte received)."""
+
+
+class _Refused(OSError):
+    """An answer that cannot be of the bytes asked for (not retried)."""
+
+
+class _Changed(_Refused):
+    """The object is not the version an open file pinned."""
+
+
+_CHANGED = "the object changed while it was open ({} {} is now {}): reopen it"
+
+
 class _Sink:
     """The bytes of one range as they arrive, across attempts (an engine's ``BodySink``)."""
 
     def __init__(self, url: str, start: int, stop: int | None, into: memoryview | None,
-                 etag: str | None, plain: bool = False) -> None:
+                 etag: str | None, plain: bool = False, size: int | None = None) -> None:
         self.url = url
         self.plain = plain
         self.rest: BodyRest | None = None
@@ -103,6 +144,7 @@ class _Sink:
         self.stop = stop
         self.into = into
         self.etag = etag
+        self.size = size  # the object's size the caller knows, else None
         self.first = -1  # the first byte of the range, known from the first response
         self.length = -1
         self.total = -1
@@ -127,30 +169,86 @@ class _Sink:
         return self.got > self._before
 
     def begin(self, status: int, headers: dict[str, str]) -> None:
+        """Check an answer against what was asked (see the module documentation), and
+        make ready to receive its body."""
         etag = headers.get("etag")
-        if self.etag is not None and etag is not None and etag != self.etag:
-            raise _Changed(errno.EIO, _CHANGED.format(self.etag, etag), self.url)
-        self.etag = self.etag or etag
+        if etag != self.etag and self.etag is not None:
+            raise _Changed(errno.EIO, _CHANGED.format("ETag", self.etag, etag or "missing"),
+                           self.url)
+        self.etag = etag
         self.status = status
-        first, length, total = _extent(status, headers)
-        if self.first < 0:  # the first response
-            want = self.start if self.start >= 0 else max(0, total - (-self.start))
-            if self.stop is not None:
-                length = min(length, self.stop - first)
-            self.first, self.total = want, total
+        first, last, total = self._extent(status, headers)
+        opening = self.first < 0  # the first response
+        if opening:
+            if self.size is not None and total != self.size:
+                raise _Changed(errno.EIO, _CHANGED.format("size", self.size, total),
+                               self.url)
+            want = self.start if self.start >= 0 else max(0, total + self.start)
+            end = total if self.stop is None else min(self.stop, total)
+            asked = total - 1 if self.plain or self.stop is None else end - 1
         else:
+            if total != self.total:
+                raise _Changed(errno.EIO, _CHANGED.format("size", self.total, total),
+                               self.url)
             want = self.first + self.got
-        if first > want:
-            raise OSError(errno.EIO, f"asked for bytes from {want}, got bytes {first}-"
-                          f"{first + length - 1} of {total}", self.url)
-        self._skip = want - first
-        if self.length < 0:
-            self.length = max(0, first + length - want)
+            end = self.first + self.length
+            asked = end - 1
+        if status == 206:
+            if first != want or last > asked:  # (fewer bytes than asked: resumed)
+                raise self.refuse(f"asked for bytes {want}-{asked}, got bytes "
+                                  f"{first}-{last}/{total}")
+            self._skip = 0
+        else:  # the whole object: skip to the bytes asked for
+            self._skip = want
+        if opening:
+            self.first, self.total = want, total
+            self.length = max(0, end - want)
             if self.into is not None:
                 self.into = self.into[:self.length]
             else:  # received straight into it by the engines that can
                 self._owned = bytearray(self.length)
                 self.into = memoryview(self._owned)
+
+    def _extent(self, status: int, headers: dict[str, str]) -> tuple[int, int, int]:
+        """(first byte, last byte, total size) of an answer, whose framing is checked."""
+        text = headers.get("content-length")
+        length = -1
+        if text is not None:
+            if not (text.isdigit() and text.isascii()):  # (a duplicate: "5, 5")
+                raise self.refuse(f"Content-Length {text[:40]!r}")
+            length = int(text)
+        if status == 206:
+            value = headers.get("content-range") or ""
+            match = _CONTENT_RANGE.fullmatch(value)
+            if match is None:
+                raise self.refuse(f"a 206 answer with Content-Range {value[:80]!r}")
+            first, last, total = int(match[1]), int(match[2]), int(match[3])
+            if not first <= last < total:
+                raise self.refuse(f"Content-Range {value[:80]!r}")
+            if length > last - first + 1:
+                raise self.refuse(f"{length} bytes of body for Content-Range {value[:80]!r}")
+            return first, last, total
+        if status == 200:  # (Content-Range means nothing in a 200: RFC 9110, 14.4)
+            if length < 0:
+                raise self.refuse("a 200 answer without Content-Length")
+            return 0, length - 1, length
+        raise self.refuse(f"status {status} to a GET")
+
+    def refuse(self, what: str) -> _Refused:
+        """The error for an answer that is not of the bytes asked for."""
+        return _Refused(errno.EIO, f"S3 answered with {what}: not the bytes asked for",
+                        self.url)
+
+    def check_empty(self, size: int) -> int:
+        """The object's size after a 416 answer that tells ``size`` (-1: none), checked
+        against the size the caller knows."""
+        if size < 0 and self.start <= 0:
+            size = 0  # nothing at byte 0 or at the end: an empty object (Ceph tells no size)
+        known = self.size
+        if known is not None and ((size >= 0 and size != known) or
+                                  (self.start < known if self.start >= 0 else known > 0)):
+            raise _Changed(errno.EIO, _CHANGED.format("size", known, max(size, 0)), self.url)
+        return size
 
     def target(self) -> memoryview | None:
         if self.into is None or self._skip:
@@ -190,23 +288,6 @@ class _Sink:
         return self.into
 
 
-class _Changed(OSError):
-    """The object is not the version an open file pinned."""
-
-
-_CHANGED = "the object changed while it was open (ETag {} is now {}): reopen it"
-
-
-def _extent(status: int, headers: dict[str, str]) -> tuple[int, int, int]:
-    """(first byte, length, total size) of a GET response."""
-    length = int(headers.get("content-length", 0))
-    match = _CONTENT_RANGE.match(headers.get("content-range") or "")
-    if status != 206 or match is None:  # a whole object (200)
-        return 0, length, length
-    first, last, total = match.groups()
-    return int(first), int(last) - int(first) + 1, int(total) if total != "*" else -1
-
-
 def _unsatisfiable(exc: BaseException) -> int | None:
     """The object size an ``InvalidRange`` (416) error tells, else None."""
     info = client_error_info(exc)
@@ -233,7 +314,9 @@ def _fail(attempts: Attempts, exc: BaseException, began: float, url: str) -> Non
         raise
 
 
-def _record(began: float, status: int | None, nbytes: int, attempts: int, url: str) -> None:
+def _record(began: float, status: int | None, nbytes: int, attempts: int, url: str,
+            error: bool = False) -> None:
     if hook.ENABLED:
         hook.record_request("s3", "GET", status=status, nbytes=nbytes,
-                            seconds=time.perf_counter() - began, attempts=attempts, url=url)
+                            seconds=time.perf_counter() - began, attempts=attempts,
+                            error=error, url=url)
