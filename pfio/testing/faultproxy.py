@@ -4,18 +4,24 @@
 requests to the upstream server, one upstream connection per client connection. While it
 runs, these faults can be set (and changed) at any time:
 
-* ``fail_next(k, status=503, code="SlowDown")``: answer the next ``k`` requests with an S3
-  style error, without forwarding them;
+* ``fail_next(k, status=503, code="SlowDown", match=None)``: answer the next ``k`` requests
+  (of those ``match(request)`` selects) with an S3 style error, without forwarding them;
 * ``cut_next(k, after_bytes)``: for the next ``k`` responses whose body is longer than
   ``after_bytes``, send the head and the first ``after_bytes`` bytes of the body, then
   close the connection;
 * ``ignore_range_next(k, skip=0)``: after ``skip`` more ranged requests, forward the next
   ``k`` ones without their ``Range`` header (the server answers 200, the whole object);
+* ``rewrite_next(k, rewrite, statuses=(200, 206), skip=0)``: after ``skip`` more, pass the
+  next ``k`` answers to GETs with one of ``statuses`` through ``rewrite(answer)``, which
+  changes the :class:`Answer` (status, header fields, body, framing) before it is sent:
+  a server that lies about its bytes. ``short_body_next`` and ``long_body_next`` are two
+  such rewrites of ranged answers (206): the body without its last bytes, or with more,
+  while ``Content-Range`` still names the range asked;
 * ``latency`` (seconds): wait before forwarding each request.
 
 It counts requests (``requests``, ``methods``), response body bytes sent to clients
-(``bytes_down``) and request body bytes (``bytes_up``); :meth:`reset` zeroes counters and
-faults.
+(``bytes_down``), request body bytes (``bytes_up``) and the faults it injected (``failed``,
+``cut``, ``rewritten``); :meth:`reset` zeroes counters and faults.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ import socket
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from types import TracebackType
 
 logger = logging.getLogger(__name__)
@@ -105,6 +113,131 @@ def _headers(head: bytes) -> dict[str, str]:
     return {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines if ln)}
 
 
+@dataclass(frozen=True)
+class Request:
+    """A request as the proxy received it: what ``fail_next``'s ``match`` is given."""
+
+    method: str
+    target: str
+    #: the header fields, names in lower case
+    headers: dict[str, str]
+
+
+#: how an :class:`Answer`'s body is delimited on its way to the client
+FRAMINGS = ("length", "chunked", "close")
+
+
+@dataclass
+class Answer:
+    """An answer on its way to the client, for a rewrite (see ``FaultProxy.rewrite_next``).
+
+    Attributes:
+        status: the status code.
+        reason: the reason phrase.
+        fields: the header fields in order, names as the server spelled them; a name may
+            come twice (a duplicate field).
+        body: the body (not framed).
+        framing: ``"length"``: sent as it is, the header fields as they are (nothing is
+            recomputed: ``Content-Length`` may lie); ``"chunked"``: sent in chunks, with
+            ``Transfer-Encoding: chunked`` and no ``Content-Length``; ``"close"``: without
+            ``Content-Length``, ended by closing the connection.
+        request: the request it answers.
+    """
+
+    status: int
+    reason: str
+    fields: list[tuple[str, str]]
+    body: bytes
+    request: Request
+    framing: str = "length"
+
+    def get(self, name: str) -> str | None:
+        """The value of the first field ``name`` (any case), else None."""
+        name = name.lower()
+        return next((value for key, value in self.fields if key.lower() == name), None)
+
+    def set(self, name: str, value: str | None) -> None:
+        """Make ``value`` the only field ``name`` (None: remove every field of that name)."""
+        lowered = name.lower()
+        self.fields = [(k, v) for k, v in self.fields if k.lower() != lowered]
+        if value is not None:
+            self.fields.append((name, value))
+
+    def add(self, name: str, value: str) -> None:
+        """Add a field ``name`` (another one, when there is one already)."""
+        self.fields.append((name, value))
+
+    def encode(self) -> bytes:
+        """The bytes sent to the client."""
+        fields = self.fields
+        body = self.body
+        if self.framing not in FRAMINGS:
+            raise ValueError(f"unknown framing {self.framing!r}; known: {FRAMINGS}")
+        if self.framing != "length":
+            fields = [(k, v) for k, v in fields
+                      if k.lower() not in ("content-length", "transfer-encoding")]
+        if self.framing == "chunked":
+            fields.append(("Transfer-Encoding", "chunked"))
+            half = len(body) // 2  # two chunks (of a non-empty body), then the last one
+            chunks = [part for part in (body[:half], body[half:]) if part]
+            body = b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in chunks) + \
+                b"0\r\n\r\n"
+        elif self.framing == "close":
+            fields = [(k, v) for k, v in fields if k.lower() != "connection"]
+            fields.append(("Connection", "close"))
+        head = "".join([f"HTTP/1.1 {self.status} {self.reason}\r\n",
+                        *[f"{k}: {v}\r\n" for k, v in fields], "\r\n"])
+        return head.encode("latin-1") + body
+
+
+def _answer(head: bytes, body: bytes, request: Request) -> Answer:
+    """The :class:`Answer` of a response's ``head`` and ``body``."""
+    lines = head.decode("latin-1").split("\r\n")
+    _, status, reason = (lines[0].split(" ", 2) + [""])[:3]
+    fields = [(k.strip(), v.strip()) for k, _, v in (ln.partition(":") for ln in lines[1:] if ln)]
+    return Answer(int(status), reason, fields, body, request)
+
+
+def _dechunk(raw: bytes) -> bytes:
+    """The body of a chunked message ``raw`` (as :meth:`_Stream.chunked` returns it)."""
+    body = bytearray()
+    at = 0
+    while True:
+        end = raw.index(b"\r\n", at)
+        size = int(raw[at:end].split(b";")[0].strip(), 16)
+        if size == 0:
+            return bytes(body)
+        body += raw[end + 2:end + 2 + size]
+        at = end + 2 + size + 2
+
+
+def _short_body(missing: int, framing: str) -> Callable[[Answer], None]:
+    def rewrite(answer: Answer) -> None:
+        answer.body = answer.body[:max(0, len(answer.body) - missing)]
+        answer.framing = framing
+        if framing == "length":
+            answer.set("Content-Length", str(len(answer.body)))
+    return rewrite
+
+
+def _long_body(extra: bytes, framing: str) -> Callable[[Answer], None]:
+    def rewrite(answer: Answer) -> None:
+        answer.body += extra
+        answer.framing = framing
+        if framing == "length":
+            answer.set("Content-Length", str(len(answer.body)))
+    return rewrite
+
+
+@dataclass
+class _Rewrite:
+    left: int
+    rewrite: Callable[[Answer], None]
+    statuses: tuple[int, ...]
+    skip: int = 0
+    requests: list[Request] = field(default_factory=list)
+
+
 class FaultProxy:
     """See the module documentation. Use as a context manager, or :meth:`start`/:meth:`stop`.
 
@@ -134,25 +267,61 @@ class FaultProxy:
             self.bytes_up = 0
             self.failed = 0
             self.cut = 0
+            self.rewritten = 0
             self._fail_left = 0
             self._fail_status = 503
             self._fail_code = "SlowDown"
+            self._fail_match: Callable[[Request], bool] | None = None
+            self._rewrite: _Rewrite | None = None
             self._cut_left = 0
             self._cut_after = 0
             self._unrange_skip = 0
             self._unrange_left = 0
             self.latency = 0.0
 
-    def fail_next(self, k: int, status: int = 503, code: str = "SlowDown") -> None:
-        """Answer the next ``k`` requests with ``status`` and an S3 error ``code``."""
+    def fail_next(self, k: int, status: int = 503, code: str = "SlowDown",
+                  match: Callable[[Request], bool] | None = None) -> None:
+        """Answer the next ``k`` requests with ``status`` and an S3 error ``code``: any
+        requests, or only those for which ``match(request)`` is true (the others are
+        forwarded)."""
         with self._lock:
             self._fail_left, self._fail_status, self._fail_code = k, status, code
+            self._fail_match = match
 
     def cut_next(self, k: int, after_bytes: int) -> None:
         """Close the connection after ``after_bytes`` body bytes of the next ``k`` responses
         that are longer than that."""
         with self._lock:
             self._cut_left, self._cut_after = k, after_bytes
+
+    def rewrite_next(self, k: int, rewrite: Callable[[Answer], None],
+                     statuses: tuple[int, ...] = (200, 206), skip: int = 0) -> None:
+        """After ``skip`` more, pass the next ``k`` answers to GETs whose status is one of
+        ``statuses`` through ``rewrite``, which changes the :class:`Answer` in place before
+        it is sent (``cut_next`` leaves rewritten answers alone). ``rewritten`` counts them;
+        ``rewritten_requests`` lists the requests they answered."""
+        with self._lock:
+            self._rewrite = _Rewrite(k, rewrite, tuple(statuses), skip)
+
+    def short_body_next(self, k: int, missing: int = 1, framing: str = "length",
+                        skip: int = 0) -> None:
+        """Send the next ``k`` ranged answers (206) without the last ``missing`` bytes of
+        their bodies, their ``Content-Range`` unchanged; the body delimited by a
+        ``Content-Length`` of what is sent (``framing="length"``), in chunks
+        (``"chunked"``) or by closing the connection (``"close"``)."""
+        self.rewrite_next(k, _short_body(missing, framing), (206,), skip)
+
+    def long_body_next(self, k: int, extra: bytes = b"!", framing: str = "length",
+                       skip: int = 0) -> None:
+        """Send the next ``k`` ranged answers (206) with ``extra`` bytes after their bodies,
+        their ``Content-Range`` unchanged (delimited as in :meth:`short_body_next`)."""
+        self.rewrite_next(k, _long_body(extra, framing), (206,), skip)
+
+    @property
+    def rewritten_requests(self) -> list[Request]:
+        """The requests whose answers the current ``rewrite_next`` rewrote."""
+        with self._lock:
+            return list(self._rewrite.requests) if self._rewrite is not None else []
 
     def ignore_range_next(self, k: int, skip: int = 0) -> None:
         """After ``skip`` more requests with a ``Range`` header, send the next ``k`` ones
@@ -218,7 +387,8 @@ class FaultProxy:
                     body = reader.chunked()
                 else:
                     body = reader.exactly(int(headers.get("content-length", 0)))
-                if self._inject_error(client, method, len(body)):
+                request = Request(method, head.split(b" ", 2)[1].decode("latin-1"), headers)
+                if self._inject_error(client, request, len(body)):
                     continue
                 if "range" in headers:
                     head = self._maybe_unrange(head)
@@ -229,7 +399,7 @@ class FaultProxy:
                     upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                     up_reader = _Stream(upstream)
                 upstream.sendall(head + body)
-                if not self._relay_response(client, up_reader, method):
+                if not self._relay_response(client, up_reader, request):
                     return
         except (_Closed, OSError):
             return
@@ -240,12 +410,14 @@ class FaultProxy:
             with self._lock:
                 self._conns.discard(client)
 
-    def _inject_error(self, client: socket.socket, method: str, up: int) -> bool:
+    def _inject_error(self, client: socket.socket, request: Request, up: int) -> bool:
         with self._lock:
             self.requests += 1
-            self.methods[method] += 1
+            self.methods[request.method] += 1
             self.bytes_up += up
             if self._fail_left <= 0:
+                return False
+            if self._fail_match is not None and not self._fail_match(request):
                 return False
             self._fail_left -= 1
             self.failed += 1
@@ -267,8 +439,9 @@ class FaultProxy:
         lines = head.split(b"\r\n")
         return b"\r\n".join(ln for ln in lines if not ln.lower().startswith(b"range:"))
 
-    def _relay_response(self, client: socket.socket, up: _Stream, method: str) -> bool:
+    def _relay_response(self, client: socket.socket, up: _Stream, request: Request) -> bool:
         """Relay one response; False when the client connection must end."""
+        method = request.method
         head = up.head()
         while head.split(b" ", 2)[1].startswith(b"1"):  # answered to the client already
             head = up.head()
@@ -283,6 +456,17 @@ class FaultProxy:
             body = up.exactly(int(headers["content-length"]))
         else:
             body, keep = up.until_closed(), False
+        rewrite = self._take_rewrite(method, status, request)
+        if rewrite is not None:
+            answer = _answer(head, body, request)
+            if "chunked" in headers.get("transfer-encoding", ""):
+                answer.body, answer.framing = _dechunk(body), "chunked"
+            rewrite(answer)
+            data = answer.encode()
+            with self._lock:
+                self.bytes_down += len(answer.body)
+            client.sendall(data)
+            return keep and answer.framing != "close"
         with self._lock:
             cut = self._cut_left > 0 and len(body) > self._cut_after
             if cut:
@@ -292,6 +476,22 @@ class FaultProxy:
             self.bytes_down += len(body)
         client.sendall(head + body)
         return keep and not cut
+
+    def _take_rewrite(self, method: str, status: int,
+                      request: Request) -> Callable[[Answer], None] | None:
+        """The rewrite of this answer, if ``rewrite_next`` asks for one."""
+        with self._lock:
+            rewrite = self._rewrite
+            if rewrite is None or method != "GET" or status not in rewrite.statuses or \
+                    rewrite.left <= 0:
+                return None
+            if rewrite.skip > 0:
+                rewrite.skip -= 1
+                return None
+            rewrite.left -= 1
+            rewrite.requests.append(request)
+            self.rewritten += 1
+            return rewrite.rewrite
 
 
 def _without_expect(head: bytes) -> bytes:

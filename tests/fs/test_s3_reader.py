@@ -258,3 +258,28 @@ def test_negative_first_fetch_larger_than_the_object_reads_it_whole(fs: S3,
     with fs.open("small", "rb", first_fetch=-4096) as f:
         assert f.read() == b"abcdef"
     assert len(log) == 1
+
+
+def test_negative_offsets_and_sizes_raise(fs: S3, blob: bytes, s3_requests) -> None:
+    with fs.open("blob", "rb") as f:
+        log = s3_requests(fs)
+        f.seek(5)
+        with pytest.raises(ValueError, match="negative"):
+            f.read_at(-10, 5)
+        with pytest.raises(ValueError, match="negative"):
+            f.read_at(10, -5)
+        with pytest.raises(ValueError, match="negative"):
+            f.read_tail(-1)
+        with pytest.raises(ValueError):
+            f.seek(-1)
+        with pytest.raises(ValueError):
+            f.seek(-6, io.SEEK_CUR)
+        with pytest.raises(ValueError):
+            f.seek(-len(blob) - 1, io.SEEK_END)
+        with pytest.raises(TypeError):
+            f.read_at(1.5, 10)
+        with pytest.raises(TypeError):
+            f.seek(1.5)
+        assert f.tell() == 5 and f.read(10) == blob[5:15]
+        assert f.read_at(0, 0) == b"" and f.read_tail(0) == (len(blob), b"")
+    assert log == []

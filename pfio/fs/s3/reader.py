@@ -25,16 +25,25 @@
 * :meth:`S3Reader.read_at` and :meth:`S3Reader.read_tail` are single requests that leave
   the file position and the read-ahead alone; zip and tar archives on S3 use them.
 * The first response's ETag pins the object: every later GET sends ``If-Match``, and an
-  object replaced while the file is open raises ``OSError`` (see :mod:`pfio.fs.s3.get`).
-* A pickled reader is reopened at its position.
+  object replaced while the file is open raises ``OSError`` (see :mod:`pfio.fs.s3.get`);
+  so does an answer that tells another size.
+* Every read returns exactly the bytes asked for, or raises (see :mod:`pfio.fs.s3.get`); a
+  read that raises leaves the position where it was, and writes nothing into the caller's
+  buffer once it has raised (the blocks fetched concurrently into it are awaited first).
+* A pickled reader is reopened at its position. A reader inherited by a forked child
+  reads on in the child with requests of its own: the parent's read-ahead (whose threads
+  are not in the child) and the parent's opening GET are left to the parent.
 """
 
 from __future__ import annotations
 
+import errno
 import io
+import operator
+import os
 import threading
 import time
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -42,11 +51,32 @@ from ..positions import seek_position
 from .get import Got, get_range
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .connection import BodyRest, S3Connection
 
 
 #: an opening read of this many bytes or more is a plain GET (see the module documentation)
 PLAIN_OPENING = 256 << 10
+
+#: the opening GETs' bodies that readers inherited from a parent process: kept, never read
+#: nor closed here (their connections, and the pools that count them, are the parent's;
+#: the pool's lock may have been held by one of its threads at the fork)
+_inherited_streams: list[BodyRest] = []
+#: the forks this process is the child of (a reader made before the last one was
+#: inherited: see ``S3Reader._adopt``); cheaper to compare than ``os.getpid()``, a system call
+_generation = 0
+#: held while a reader becomes a forked child's own (made anew in each child)
+_adopting = threading.Lock()
+
+
+def _forked() -> None:
+    global _adopting, _generation
+    _adopting = threading.Lock()
+    _generation += 1
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 @dataclass(frozen=True)
@@ -76,6 +106,7 @@ class S3Reader(io.BufferedIOBase):
     def __init__(self, conn: S3Connection, key: str,
                  options: ReadOptions = ReadOptions()) -> None:
         super().__init__()
+        self._generation = _generation  # the process whose reader this is (see _adopt)
         self._conn = conn
         self._key = key
         self.name = conn.url(key)
@@ -116,8 +147,13 @@ class S3Reader(io.BufferedIOBase):
         return self._pos
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        """Move the position (no request; the buffer is kept)."""
+        """Move the position (no request; the buffer is kept).
+
+        Raises:
+            OSError, ValueError: a position before the start (an error of both classes).
+        """
         self._check_open()
+        offset = operator.index(offset)
         with self._lock:
             self._pos = seek_position(offset, whence, self._pos, self._size, self.name)
             return self._pos
@@ -173,12 +209,15 @@ class S3Reader(io.BufferedIOBase):
             return bytes(view[:size] if size > 0 else view)
 
     def close(self) -> None:
+        """Close the file: read-ahead not started is cancelled; what is in flight ends
+        into the reader's own buffers, and its results (or errors) are dropped."""
+        if self._generation != _generation:
+            self._adopt()
         with self._lock:
-            for future in self._ahead.values():
-                future.cancel()
-            self._ahead.clear()
+            self._drop_ahead()
             self._drop_stream()
             self._buf = memoryview(b"")
+            self._spares = []
         super().close()
 
     def __repr__(self) -> str:
@@ -187,9 +226,17 @@ class S3Reader(io.BufferedIOBase):
     # -- single requests for archives -------------------------------------------------------
 
     def read_at(self, offset: int, size: int) -> bytes:
-        """Up to ``size`` bytes at ``offset``: one ranged GET (none when the buffer holds
-        them); the position and the read-ahead are left alone."""
+        """Up to ``size`` bytes at ``offset`` (fewer only past the end): one ranged GET
+        (none when the buffer holds them); the position and the read-ahead are left alone.
+
+        Raises:
+            ValueError: a negative ``offset`` or ``size``.
+        """
         self._check_open()
+        offset, size = operator.index(offset), operator.index(size)
+        if offset < 0 or size < 0:
+            raise ValueError(f"read_at of {size} bytes at offset {offset} of {self.name}: "
+                             "neither may be negative")
         size = min(size, self._size - offset)
         if size <= 0:
             return b""
@@ -199,10 +246,17 @@ class S3Reader(io.BufferedIOBase):
         return data
 
     def read_tail(self, size: int) -> tuple[int, bytes]:
-        """The last ``size`` bytes and their offset: one suffix-range GET (``bytes=-size``),
-        none when the buffer holds them."""
+        """The last ``size`` bytes (all of them, in an object of fewer) and their offset:
+        one suffix-range GET (``bytes=-size``), none when the buffer holds them.
+
+        Raises:
+            ValueError: a negative ``size``.
+        """
         self._check_open()
-        if size <= 0:
+        size = operator.index(size)
+        if size < 0:
+            raise ValueError(f"read_tail of {size} bytes of {self.name}: a negative size")
+        if size == 0:
             return self._size, b""
         start = max(0, self._size - size)
         data = self._buffered(start, self._size - start)
@@ -220,13 +274,46 @@ class S3Reader(io.BufferedIOBase):
     # -- internals -----------------------------------------------------------------------
 
     def _check_open(self) -> None:
+        if self._generation != _generation:
+            self._adopt()
         if self.closed:
             raise ValueError(f"I/O operation on closed file {self.name}")
 
+    def _adopt(self) -> None:
+        """Make this reader, inherited by a forked child, the child's own: the parent's
+        read-ahead futures (their threads are not in the child: waiting on them would
+        never end) and its opening GET's body (its connection is the parent's) are left
+        alone, and the lock is made anew (a parent's thread may have held it). The buffer
+        is kept, unless a read was changing it at the fork."""
+        with _adopting:
+            if self._generation == _generation:
+                return
+            inherited = self._lock
+            if inherited.acquire(blocking=False):  # no read was under way at the fork
+                inherited.release()
+            else:
+                self._buf, self._buf_start = memoryview(b""), 0
+                self._spares = []
+            self._lock = threading.RLock()
+            self._ahead = {}
+            self._ahead_end = 0
+            if self._stream is not None:
+                _inherited_streams.append(self._stream)
+                self._stream = None
+            self._generation = _generation
+
     def _get(self, start: int, stop: int | None = None,
              into: memoryview | None = None) -> Got:
-        """A ranged GET of this file's version of the object."""
-        return get_range(self._conn, self._key, start, stop, into, etag=self._etag)
+        """A ranged GET of this file's version of the object: exactly the bytes of
+        ``[start, min(stop, size))`` (``start < 0``: the last ``-start`` bytes)."""
+        got = get_range(self._conn, self._key, start, stop, into, etag=self._etag,
+                        size=self._size)
+        end = self._size if stop is None else min(stop, self._size)
+        expected = max(0, end - start) if start >= 0 else min(-start, self._size)
+        if len(got.data) != expected:  # (get_range checks this: a second line of defence)
+            raise OSError(errno.EIO, f"asked for {expected} bytes at {start}, got "
+                          f"{len(got.data)}", self.name)
+        return got
 
     def _buffered(self, offset: int, size: int) -> bytes | None:
         """The ``size`` bytes at ``offset`` when the buffer holds all of them, else None."""
@@ -247,7 +334,17 @@ class S3Reader(io.BufferedIOBase):
         return memoryview(b"")
 
     def _readinto(self, target: memoryview) -> int:
-        """Fill ``target`` from the position on (the caller holds the lock)."""
+        """Fill ``target`` from the position on (the caller holds the lock). When it
+        raises, the position is where it was (the bytes copied before are not the
+        caller's: a read that raises returns none)."""
+        start = self._pos
+        try:
+            return self._readinto_from(target)
+        except BaseException:
+            self._pos = start
+            raise
+
+    def _readinto_from(self, target: memoryview) -> int:
         done = 0
         want = min(len(target), max(0, self._size - self._pos))
         while done < want:
@@ -302,7 +399,7 @@ class S3Reader(io.BufferedIOBase):
 
     def _set_buffer(self, start: int, data: Any) -> None:
         if not data:
-            raise OSError(5, f"object shrank while being read at byte {start}", self.name)
+            raise OSError(errno.EIO, f"object shrank while being read at byte {start}", self.name)
         old = self._buf.obj if isinstance(self._buf, memoryview) else None
         if isinstance(old, bytearray) and len(old) == self.options.block_size and \
                 len(self._spares) < 2:
@@ -322,6 +419,8 @@ class S3Reader(io.BufferedIOBase):
         try:
             n = stream.readinto(target)
         except OSError:
+            n = 0
+        if not n:  # (a stream that brings nothing is broken too: never wait on it again)
             self._drop_stream()
             return 0
         self._stream_wait += time.perf_counter() - began
@@ -347,7 +446,11 @@ class S3Reader(io.BufferedIOBase):
         while len(self._ahead) < opts.readahead and nxt < self._size:
             stop = min(self._size, nxt + opts.block_size)
             spare = self._spares.pop() if self._spares else bytearray(opts.block_size)
-            self._ahead[nxt] = pool.submit(self._get, nxt, stop, memoryview(spare))
+            try:
+                self._ahead[nxt] = pool.submit(self._get, nxt, stop, memoryview(spare))
+            except RuntimeError:  # the pool is shut down (S3.close(), the interpreter
+                self._spares.append(spare)  # exiting): reads go on without read-ahead
+                break
             nxt = stop
         self._ahead_end = nxt
 
@@ -359,20 +462,44 @@ class S3Reader(io.BufferedIOBase):
 
     def _fetch_direct(self, target: memoryview) -> int:
         """Fetch ``len(target)`` bytes at the position into ``target``, in blocks fetched
-        concurrently; the buffer is not used."""
+        concurrently; the buffer is not used. When a block fails, the others are cancelled
+        or awaited before the error is raised: nothing writes into ``target`` (the
+        caller's buffer) once this has returned or raised."""
         self._drop_ahead()
         block = self.options.block_size
-        pool = self._conn.executor()
         pos = self._pos
-        futures = [pool.submit(self._get, pos + i, pos + min(i + block, len(target)),
-                               target[i:i + block])
-                   for i in range(0, len(target), block)]
-        done = 0
-        for future in futures:
-            done += len(future.result().data)
+        futures: list[Future] = []
+        try:
+            for i in range(0, len(target), block):
+                futures.append(self._submit(self._get, pos + i,
+                                            pos + min(i + block, len(target)),
+                                            target[i:i + block]))
+            done = 0
+            for future in futures:
+                done += len(future.result().data)
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            wait(futures)
+            futures.clear()  # (their results hold views of the caller's buffer)
+            raise
         if done != len(target):
-            raise OSError(5, f"object shrank while being read at byte {pos}", self.name)
+            raise OSError(errno.EIO, f"object shrank while being read at byte {pos}",
+                          self.name)
         return done
+
+    def _submit(self, fn: Callable[..., Got], *args: Any) -> Future:
+        """``fn(*args)`` on the connection's threads; in this thread when they are shut
+        down (``S3.close()``, the interpreter exiting)."""
+        try:
+            return self._conn.executor().submit(fn, *args)
+        except RuntimeError:
+            future: Future = Future()
+            try:
+                future.set_result(fn(*args))
+            except Exception as exc:  # noqa: BLE001 - raised by the future's result()
+                future.set_exception(exc)
+            return future
 
 
 def _reopen(conn: S3Connection, key: str, pos: int, options: ReadOptions) -> S3Reader:
