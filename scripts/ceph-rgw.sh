@@ -169,7 +169,10 @@ start_once() {
     retry 60 osd_up || return 1
     timeout 60 radosgw -c "$CONF" -n client.rgw.a
     retry 90 rgw_answers "$rgw_port" || return 1
+    # (a test makes a bucket of its own: the default limit of 1,000 buckets a user is
+    # reached within one run of the suite)
     retry 30 radosgw-admin -c "$CONF" user create --uid=pfio --display-name=pfio \
+        --max-buckets=1000000 \
         --access-key="$ACCESS_KEY" --secret-key="$SECRET_KEY" >/dev/null || return 1
     cat > "$DIR/env" <<ENV
 PFIO_TEST_CEPH_ENDPOINT=http://127.0.0.1:$rgw_port
