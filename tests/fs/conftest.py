@@ -199,3 +199,13 @@ def forward_proxy() -> Iterator[ForwardProxy]:
     proxy = ForwardProxy()
     yield proxy
     proxy.close()
+
+
+@pytest.fixture(scope="session")
+def loopback_tls(tmp_path_factory: pytest.TempPathFactory) -> tuple[ssl.SSLContext, Path]:
+    """A TLS server context with a certificate for 127.0.0.1, and the path of the CA that
+    signed it (for ``AWS_CA_BUNDLE``)."""
+    ca, cert, key = _certificates(tmp_path_factory.mktemp("loopback-tls"))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    return context, ca

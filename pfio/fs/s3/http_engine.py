@@ -2,7 +2,7 @@
 
 Each request is a few system calls on a kept-alive socket (``ssl`` for ``https``) made by
 the thread that asks: the request is signed here (:mod:`pfio.fs.s3.sigv4`), sent with one
-``sendall`` (large bodies straight from the caller's buffer) and its body is received with
+``send`` (large bodies straight from the caller's buffer) and its body is received with
 ``recv_into`` straight into the buffer that keeps it, with the GIL released while the kernel
 copies. No thread of a runtime calls back into Python, so a 100 KiB GET costs about 0.15 ms
 of CPU (kernel included), on par with the Rust clients (figures in the README), and nothing
@@ -10,11 +10,17 @@ survives a fork that would need the parent's threads.
 
 Connections are kept per host, at most ``max_pool_connections`` at once; a request that
 finds its reused connection closed by the server (before any byte of an answer) is sent
-again once on a new connection: the server did not take it. Waits are bounded:
-connecting by ``connect_timeout``, and each wait for bytes of an answer by
-``read_timeout`` (``TimeoutError`` naming the endpoint). Credentials come from boto3's
-whole chain and are read at each request, so they refresh as botocore refreshes them;
-``https`` endpoints use the system's CA store, or ``$AWS_CA_BUNDLE``.
+again once on a new connection: the server did not take it. Answers are read by
+:mod:`pfio.fs.s3.http1` (strict framing, bodies received in bounded pieces). Every wait is
+bounded, on ``http`` and ``https`` alike: connecting and the TLS handshake by
+``connect_timeout``; each wait for bytes by ``read_timeout`` (plain sockets give up in the
+kernel, ``SO_RCVTIMEO``, which costs no system call per receive; TLS sockets use Python's
+socket timeouts, as ``ssl`` retries a receive the kernel gave up on); a head must arrive
+within ``read_timeout`` of its first byte, and bodies must move at ``min_rate`` bytes/s
+(``TimeoutError`` naming the endpoint). Header values are checked before a request is
+sent: none carries CR, LF or NUL (a hostile ETag cannot add a header). Credentials come
+from boto3's whole chain and are read at each request, so they refresh as botocore
+refreshes them; ``https`` endpoints use the system's CA store, or ``$AWS_CA_BUNDLE``.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import base64
 import functools
 import os
+import platform
 import socket
 import ssl
 import struct
@@ -31,6 +38,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
+from ...version import __version__
+from .http1 import MIN_RATE, Http1Connection, Stale
 from .rest import RestRequests
 from .sigv4 import Signer
 from .wire import credential_source, get_headers, server_error
@@ -41,18 +50,15 @@ if TYPE_CHECKING:
     from .connection import BodySink, RequestHook, S3Connection
     from .wire import Endpoint
 
-#: bytes of a connection's receive buffer: the head of an answer must fit in it, and what
-#: comes with the head is copied out of it while holding the GIL (the rest of a body is
-#: received straight where it goes, with the GIL released)
-_BUFFER = 16 << 10
-#: bodies up to this size are sent in one ``sendall`` with the head
-_INLINE_BODY = 64 << 10
-#: bytes of an unwanted rest of a body read to keep the connection (more: it is closed)
-_DRAIN = 64 << 10
 #: bodies of plain GETs kept on their connections for their readers at once, at most (more:
 #: their connections are dropped, and the readers go on with ranged GETs)
 MAX_PARKED = 64
-_NO_BODY = frozenset({204, 304})
+#: the shortest timeout (a timeout of 0 would mean "never" to ``SO_RCVTIMEO``, and "do not
+#: wait" to Python's sockets)
+_SHORTEST_WAIT = 0.001
+#: the ``User-Agent`` of every request (not signed, as botocore does not sign it: proxies
+#: may rewrite it)
+USER_AGENT = f"pfio/{__version__} python/{platform.python_version()}"
 
 
 class HttpEngine(RestRequests):
@@ -70,8 +76,12 @@ class HttpEngine(RestRequests):
         self._absolute = proxy is not None and not at.tls
         self._proxy_headers = [("proxy-authorization", proxy.authorization)] \
             if proxy is not None and proxy.authorization and self._absolute else []
-        self._pool = _Pool(at.url, at.port, settings.connect_timeout, settings.read_timeout,
-                           _tls_context() if at.tls else None,
+        # (S3Settings.min_rate once S3 takes one, None for the default)
+        rate = getattr(settings, "min_rate", None)
+        waits = _Waits(max(settings.connect_timeout, _SHORTEST_WAIT),
+                       max(settings.read_timeout, _SHORTEST_WAIT),
+                       MIN_RATE if rate is None else float(rate))
+        self._pool = _Pool(at.url, at.port, waits, _tls_context() if at.tls else None,
                            max(1, settings.max_pool_connections), proxy)
 
     # -- the data path ------------------------------------------------------------------
@@ -104,6 +114,7 @@ class HttpEngine(RestRequests):
         """Sign and send one request, and read its answer (see ``_Pool.exchange``)."""
         region, at = self._where(bucket)
         host, host_header, path = at.address(bucket, key)
+        patient = method != "GET" and _patient(method, query, headers)
         headers = [("host", host_header), *headers]
         view = None
         if body is not None:
@@ -111,6 +122,7 @@ class HttpEngine(RestRequests):
             headers.append(("content-length", str(len(view))))
         if self._signer is not None:
             headers = self._signer.sign(method, path, query, headers, region=region)
+        headers.append(("user-agent", USER_AGENT))
         if self._hooks:
             names = dict(headers)
             for hook in self._hooks:
@@ -119,250 +131,57 @@ class HttpEngine(RestRequests):
         if self._absolute:  # (the proxy drops its own header: it is not signed)
             target = f"http://{host_header}{target}"
             headers += self._proxy_headers
-        head = "".join([f"{method} {target} HTTP/1.1\r\n",
-                        *[f"{name}: {value}\r\n" for name, value in headers], "\r\n"]).encode()
-        return self._pool.exchange(host, head, view, sink)
+        return self._pool.exchange(host, method, _request_head(method, target, headers),
+                                   view, sink, patient)
 
 
-class _Stale(Exception):
-    """A reused connection was found closed before any byte of an answer came."""
+@dataclass(frozen=True)
+class _Waits:
+    """How long the connections of a pool wait (see the module documentation)."""
 
-
-class _Connection:
-    """One socket to the server, with a receive buffer for the heads of answers."""
-
-    def __init__(self, sock: socket.socket, endpoint: str, read_timeout: float) -> None:
-        self.sock = sock
-        #: the flags of a receive of a body's rest: the whole of it in one system call
-        #: where the socket allows (TLS does not)
-        self.wait_all = 0 if isinstance(sock, ssl.SSLSocket) else socket.MSG_WAITALL
-        self.endpoint = endpoint
-        self.read_timeout = read_timeout
-        self.reused = False
-        self._buffer = bytearray(_BUFFER)
-        self._view = memoryview(self._buffer)
-        self._start = self._end = 0
-
-    def send(self, head: bytes, body: memoryview | None) -> None:
-        try:
-            if body is not None and len(body) <= _INLINE_BODY:
-                self.sock.sendall(head + body)
-            else:
-                self.sock.sendall(head)
-                if body is not None:
-                    self.sock.sendall(body)
-        except (TimeoutError, BlockingIOError, ssl.SSLWantWriteError):
-            raise TimeoutError(f"{self.endpoint} took no bytes of a request within "
-                               f"{self.read_timeout:g} s") from None
-
-    # -- the answer ---------------------------------------------------------------------
-
-    def read_head(self) -> tuple[int, dict[str, str]]:
-        """The status and the (lower-case) headers of the next answer (1xx skipped)."""
-        while True:
-            end = self._buffer.find(b"\r\n\r\n", self._start, self._end)
-            if end < 0:
-                self._fill()
-                continue
-            head = bytes(self._view[self._start:end]).decode("latin-1")
-            self._start = end + 4
-            first, _, fields = head.partition("\r\n")
-            version, _, rest = first.partition(" ")
-            try:
-                status = int(rest[:3])
-            except ValueError:
-                raise ConnectionError(f"{self.endpoint} answered with something other "
-                                      f"than HTTP: {first[:80]!r}") from None
-            headers: dict[str, str] = {}
-            for line in fields.split("\r\n"):
-                name, _, value = line.partition(":")
-                name = name.strip().lower()
-                value = value.strip()
-                headers[name] = f"{headers[name]}, {value}" if name in headers else value
-            if version == "HTTP/1.0":
-                headers.setdefault("connection", "close")
-            if status >= 200:
-                return status, headers
-
-    def read_body(self, status: int, headers: dict[str, str], sink: BodySink | None,
-                  bodiless: bool = False) -> tuple[bytes, bool, int]:
-        """Read the body of the answer (none to a HEAD: ``bodiless``). With ``sink`` (a
-        successful GET's) the sink is begun and takes the body, or as much of it as it
-        wants; else the body is returned. Returns the body, whether the connection may be
-        kept, and the bytes of the body left unread (a sink took what it wanted of a long
-        body)."""
-        keep = headers.get("connection", "").lower() != "close"
-        if bodiless or status in _NO_BODY:
-            body = b""
-        elif "chunked" in headers.get("transfer-encoding", "").lower():
-            body = self._read_chunked()
-        elif "content-length" not in headers:  # the body ends with the connection
-            body, keep = self._read_to_end(), False
-        elif sink is None:
-            return self._read_exact(int(headers["content-length"])), keep, 0
-        else:
-            sink.begin(status, headers)
-            left = self._into_sink(sink, int(headers["content-length"]))
-            if 0 < left <= _DRAIN:
-                self._read_exact(left)
-                left = 0
-            return b"", keep, left
-        if sink is None:
-            return body, keep, 0
-        sink.begin(status, {**headers, "content-length": str(len(body))})
-        sink.write(body)
-        return b"", keep, 0
-
-    def buffered(self) -> int:
-        """Bytes received and not read yet."""
-        return self._end - self._start
-
-    def readinto_body(self, target: memoryview) -> int:
-        """Fill ``target`` with the next bytes of the body being read (all of them unless
-        the connection ends)."""
-        buffered = min(len(target), self._end - self._start)
-        if buffered:
-            target[:buffered] = self._view[self._start:self._start + buffered]
-            self._start += buffered
-            return buffered
-        return self._recv_into(target, self.wait_all)
-
-    def _into_sink(self, sink: BodySink, length: int) -> int:
-        """Give up to ``length`` body bytes to ``sink``, until it has all it wants; the
-        bytes of the body left unread."""
-        left = length
-        while left and not sink.complete():
-            buffered = min(left, self._end - self._start)
-            if buffered:
-                n = sink.write(self._view[self._start:self._start + buffered])
-                self._start += n
-            elif (target := sink.target()) is not None:
-                n = self._recv_into(target[:left], self.wait_all)
-                sink.advance(n)
-            else:  # the sink skips bytes first: they go through the buffer
-                self._fill()
-                continue
-            left -= n
-        return left
-
-    def _read_chunked(self) -> bytes:
-        chunks = []
-        while size := self._chunk_size():
-            chunks.append(self._read_exact(size))
-            self._read_exact(2)
-        while self._read_line():  # trailers, up to the empty line
-            pass
-        return b"".join(chunks)
-
-    # -- bytes --------------------------------------------------------------------------
-
-    def _fill(self) -> None:
-        """Receive more bytes into the buffer (a head that does not fit is an error)."""
-        if self._start == self._end:
-            self._start = self._end = 0
-        elif self._end == len(self._buffer):
-            if self._start == 0:
-                raise ConnectionError(f"{self.endpoint} sent a head of over {_BUFFER} bytes")
-            rest = self._end - self._start
-            self._buffer[:rest] = self._buffer[self._start:self._end]
-            self._start, self._end = 0, rest
-        n = self._recv_into(self._view[self._end:])
-        self._end += n
-
-    def _recv_into(self, target: memoryview, flags: int = 0) -> int:
-        try:
-            n = self.sock.recv_into(target, 0, flags)
-        except (TimeoutError, BlockingIOError, ssl.SSLWantReadError):
-            raise TimeoutError(f"{self.endpoint} did not answer within "
-                               f"{self.read_timeout:g} s") from None
-        except (ConnectionResetError, ssl.SSLEOFError) as exc:
-            if self.reused:
-                raise _Stale() from exc
-            raise ConnectionError(f"{self.endpoint} closed the connection: {exc}") from None
-        if n == 0:
-            if self.reused:
-                raise _Stale()
-            raise ConnectionError(f"{self.endpoint} closed the connection in the middle "
-                                  "of an answer")
-        self.reused = False  # an answer has begun: a failure now is not a stale connection
-        return n
-
-    def _read_exact(self, size: int) -> bytes:
-        out = bytearray(size)
-        view = memoryview(out)
-        buffered = min(size, self._end - self._start)
-        view[:buffered] = self._view[self._start:self._start + buffered]
-        self._start += buffered
-        done = buffered
-        while done < size:
-            done += self._recv_into(view[done:])
-        return bytes(out)
-
-    def _read_line(self) -> bytes:
-        while True:
-            end = self._buffer.find(b"\r\n", self._start, self._end)
-            if end >= 0:
-                line = bytes(self._view[self._start:end])
-                self._start = end + 2
-                return line
-            self._fill()
-
-    def _chunk_size(self) -> int:
-        line = self._read_line().split(b";", 1)[0].strip()
-        try:
-            return int(line, 16)
-        except ValueError:
-            raise ConnectionError(f"{self.endpoint} sent a bad chunk size {line[:20]!r}") \
-                from None
-
-    def _read_to_end(self) -> bytes:
-        chunks = [bytes(self._view[self._start:self._end])]
-        self._start = self._end = 0
-        while True:
-            try:
-                n = self._recv_into(self._view)
-            except ConnectionError:
-                return b"".join(chunks)
-            chunks.append(bytes(self._view[:n]))
+    connect_timeout: float
+    read_timeout: float
+    min_rate: float = MIN_RATE
 
 
 class _Pool:
     """Kept-alive connections to one endpoint, per host, at most ``size`` in use."""
 
-    def __init__(self, endpoint: str, port: int, connect_timeout: float,
-                 read_timeout: float, tls: ssl.SSLContext | None, size: int,
-                 proxy: _Proxy | None = None) -> None:
+    def __init__(self, endpoint: str, port: int, waits: _Waits, tls: ssl.SSLContext | None,
+                 size: int, proxy: _Proxy | None = None) -> None:
         self._endpoint = endpoint
         self._port = port
         self._proxy = proxy
-        self._connect_timeout = connect_timeout
-        self._read_timeout = read_timeout
+        self._waits = waits
         self._tls = tls
-        self._idle: dict[str, list[_Connection]] = {}
+        self._idle: dict[str, list[Http1Connection]] = {}
         self._lock = threading.Lock()
         self._free = size  # connections that may still be opened or taken
         self._parked = 0  # bodies left on their connections for their readers
         self._freed = threading.Condition(self._lock)
 
-    def exchange(self, host: str, head: bytes, body: memoryview | None,
-                 sink: BodySink | None) -> tuple[int, dict[str, str], bytes]:
+    def exchange(self, host: str, method: str, head: bytes, body: memoryview | None,
+                 sink: BodySink | None, patient: bool = False
+                 ) -> tuple[int, dict[str, str], bytes]:
         """Send a request on a connection to ``host`` and read its answer: the status,
-        the headers and the body (empty when ``sink`` took it)."""
+        the headers and the body (empty when ``sink`` took it). A ``patient`` answer has
+        a deadline instead of a rate floor (see :mod:`pfio.fs.s3.http1`)."""
         self._take_slot()
         try:
             connection = self._reused(host)
             try:
-                return self._exchange(connection, host, head, body, sink)
-            except _Stale:
-                connection.sock.close()
-                return self._exchange(self._connect(host), host, head, body, sink)
+                return self._exchange(connection, host, method, head, body, sink, patient)
+            except Stale:
+                _close(connection.sock)
+                return self._exchange(self._connect(host), host, method, head, body, sink,
+                                      patient)
         finally:
             with self._lock:
                 self._free += 1
                 self._freed.notify()
 
-    def _exchange(self, connection: _Connection, host: str, head: bytes,
-                  body: memoryview | None, sink: BodySink | None
+    def _exchange(self, connection: Http1Connection, host: str, method: str, head: bytes,
+                  body: memoryview | None, sink: BodySink | None, patient: bool
                   ) -> tuple[int, dict[str, str], bytes]:
         keep = handed = False
         try:
@@ -370,14 +189,14 @@ class _Pool:
                 connection.send(head, body)
             except (BrokenPipeError, ConnectionResetError) as exc:
                 if connection.reused:
-                    raise _Stale() from exc
+                    raise Stale() from exc
                 # the server may have answered (and closed) before taking the whole body
-                status, headers = connection.read_head()
-                return status, headers, connection.read_body(status, headers, None)[0]
-            status, headers = connection.read_head()
-            ok = sink is not None and status < 300
-            data, keep, left = connection.read_body(status, headers, sink if ok else None,
-                                                    head.startswith(b"HEAD "))
+                answer, data, _, _ = connection.read_answer(method)
+                return answer.status, answer.headers, data
+            answer = connection.read_head()
+            ok = sink is not None and answer.status < 300
+            data, keep, left = connection.read_body(method, answer, sink if ok else None,
+                                                    patient)
             if left:  # the sink reads on from the connection, or it is dropped
                 give_back = functools.partial(self._give_back, host) if keep else None
                 if self._park():
@@ -385,7 +204,7 @@ class _Pool:
                     if not handed:
                         self._unpark()
                 keep = False
-            return status, headers, data
+            return answer.status, answer.headers, data
         finally:
             if handed:
                 pass
@@ -410,7 +229,7 @@ class _Pool:
         with self._lock:
             self._parked -= 1
 
-    def _give_back(self, host: str, connection: _Connection) -> None:
+    def _give_back(self, host: str, connection: Http1Connection) -> None:
         """Keep ``connection``, whose answer was read to its end by a :class:`_Rest`."""
         connection.reused = True
         with self._lock:
@@ -423,7 +242,7 @@ class _Pool:
                 self._freed.wait()
             self._free -= 1
 
-    def _reused(self, host: str) -> _Connection:
+    def _reused(self, host: str) -> Http1Connection:
         """An idle connection to ``host`` (the last one used: the likeliest to be open),
         else a new one."""
         with self._lock:
@@ -432,35 +251,64 @@ class _Pool:
                 return idle.pop()
         return self._connect(host)
 
-    def _connect(self, host: str) -> _Connection:
-        proxy = self._proxy
+    def _connect(self, host: str) -> Http1Connection:
+        """A new connection to ``host`` (through the proxy if any; TLS when the endpoint
+        is https), its waits bounded (see the module documentation)."""
+        proxy, waits = self._proxy, self._waits
         address = (host, self._port) if proxy is None else (proxy.host, proxy.port)
         where = self._endpoint if proxy is None else f"the proxy {proxy}"
         try:
-            sock = socket.create_connection(address, timeout=self._connect_timeout)
+            sock = socket.create_connection(address, timeout=waits.connect_timeout)
         except TimeoutError:
             raise TimeoutError(f"could not connect to {where} within "
-                               f"{self._connect_timeout:g} s") from None
+                               f"{waits.connect_timeout:g} s") from None
         except socket.gaierror as exc:
             raise OSError(f"cannot resolve the host of {where}: {exc}") from None
         except ConnectionError as exc:
             raise ConnectionError(f"could not connect to {where}: {exc}") from None
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            sock.settimeout(None)
-            _bound_waits(sock, self._read_timeout)
-            if self._tls is not None:
-                if proxy is not None:
-                    self._tunnel(sock, proxy, host)
-                sock = self._tls.wrap_socket(sock, server_hostname=host)
-        except ssl.SSLCertVerificationError as exc:
-            _close(sock)
-            raise OSError(f"TLS certificate of {self._endpoint} refused: "
-                          f"{exc.verify_message}") from None
+            if self._tls is None:
+                sock.settimeout(None)  # blocking, the kernel bounds each wait
+                _bound_waits(sock, waits.read_timeout)
+                return Http1Connection(sock, self._endpoint, waits.read_timeout,
+                                       waits.min_rate)
+            sock.settimeout(waits.read_timeout)
+            if proxy is not None:
+                self._tunnel(sock, proxy, host)
+            return Http1Connection(self._handshake(sock, host), self._endpoint,
+                                   waits.read_timeout, waits.min_rate, tls=True)
         except BaseException:
             _close(sock)
             raise
-        return _Connection(sock, self._endpoint, self._read_timeout)
+
+    def _handshake(self, sock: socket.socket, host: str) -> ssl.SSLSocket:
+        """``sock`` wrapped in TLS for ``host``, the handshake done within
+        ``connect_timeout``; its waits then bounded by ``read_timeout`` (Python's socket
+        timeout: ``ssl`` would retry a receive that ``SO_RCVTIMEO`` ended, forever).
+
+        Raises:
+            TimeoutError: no handshake within ``connect_timeout``.
+            OSError: the certificate was refused, or the handshake failed.
+        """
+        assert self._tls is not None
+        sock.settimeout(self._waits.connect_timeout)
+        try:  # (a TLS EOF without close_notify raises: it may be a truncation)
+            secure = self._tls.wrap_socket(sock, server_hostname=host,
+                                           suppress_ragged_eofs=False)
+        except TimeoutError:
+            raise TimeoutError(f"no TLS handshake with {self._endpoint} within "
+                               f"{self._waits.connect_timeout:g} s") from None
+        except ssl.SSLCertVerificationError as exc:
+            raise OSError(f"TLS certificate of {self._endpoint} refused: "
+                          f"{exc.verify_message}") from None
+        except (ssl.SSLEOFError, ssl.SSLZeroReturnError) as exc:
+            raise ConnectionError(f"{self._endpoint} closed the connection during the TLS "
+                                  f"handshake: {exc}") from None
+        except ssl.SSLError as exc:
+            raise OSError(f"TLS handshake with {self._endpoint} failed: {exc}") from None
+        secure.settimeout(self._waits.read_timeout)
+        return secure
 
     def _tunnel(self, sock: socket.socket, proxy: _Proxy, host: str) -> None:
         """Ask ``proxy`` (connected on ``sock``) for a tunnel to ``host`` (``CONNECT``).
@@ -468,14 +316,19 @@ class _Pool:
         Raises:
             OSError: the proxy refused (its status line says why).
         """
-        authority = f"{host}:{self._port}"
-        auth = f"Proxy-Authorization: {proxy.authorization}\r\n" if proxy.authorization else ""
-        sock.sendall(f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n{auth}\r\n"
-                     .encode())
-        answer = _Connection(sock, f"the proxy {proxy}", self._read_timeout)
-        status, headers = answer.read_head()
-        if status != 200:
-            raise OSError(f"the proxy {proxy} refused a tunnel to {authority}: {status}")
+        authority = f"{_bracketed(host)}:{self._port}"
+        auth = f"Proxy-Authorization: {proxy.authorization}\r\n" if proxy.authorization \
+            else ""
+        request = f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n{auth}\r\n"
+        if _unsafe(authority) or _unsafe(proxy.authorization):
+            raise ValueError(f"refusing to ask the proxy {proxy} for a tunnel: its request "
+                             "would hold CR, LF or NUL")
+        answer = Http1Connection(sock, f"the proxy {proxy}", self._waits.read_timeout,
+                                 self._waits.min_rate)
+        answer.send(request.encode(), None)
+        head = answer.read_head()
+        if head.status != 200:
+            raise OSError(f"the proxy {proxy} refused a tunnel to {authority}: {head.status}")
         if answer.buffered():
             raise ConnectionError(f"the proxy {proxy} sent bytes before the tunnel opened")
 
@@ -494,10 +347,10 @@ class _Rest:
     the process that sent the request reads it (a forked child's reads raise
     ``ConnectionError``)."""
 
-    def __init__(self, connection: _Connection, left: int,
-                 give_back: Callable[[_Connection], None] | None,
+    def __init__(self, connection: Http1Connection, left: int,
+                 give_back: Callable[[Http1Connection], None] | None,
                  ended: Callable[[], None]) -> None:
-        self._connection: _Connection | None = connection
+        self._connection: Http1Connection | None = connection
         self._give_back = give_back  # None: the server closes the connection after it
         self._ended = ended  # called once, when the rest is read or dropped
         self._pid = os.getpid()
@@ -517,7 +370,7 @@ class _Rest:
         if not self.left:
             self._connection = None
             self._ended()
-            if self._give_back is not None:
+            if self._give_back is not None and not connection.buffered():
                 self._give_back(connection)
             else:
                 _close(connection.sock)
@@ -569,7 +422,8 @@ def _proxy(at: Endpoint) -> _Proxy | None:
 def _bound_waits(sock: socket.socket, seconds: float) -> None:
     """Make each blocking send or receive on ``sock`` give up after ``seconds`` without
     progress (the kernel's ``SO_RCVTIMEO``/``SO_SNDTIMEO``). Python's own socket timeouts
-    would poll before every call: two system calls, and two waits for the GIL, each."""
+    would poll before every call: two system calls, and two waits for the GIL, each. For
+    plain sockets only: ``ssl`` retries a receive the kernel gave up on, forever."""
     whole = int(seconds)
     interval = struct.pack("ll", whole, int((seconds - whole) * 1_000_000))
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, interval)
@@ -586,3 +440,40 @@ def _close(sock: socket.socket) -> None:
 def _tls_context() -> ssl.SSLContext:
     """TLS with the system's CA store, or the bundle ``$AWS_CA_BUNDLE`` names."""
     return ssl.create_default_context(cafile=os.environ.get("AWS_CA_BUNDLE") or None)
+
+
+def _patient(method: str, query: str, headers: list[tuple[str, str]]) -> bool:
+    """Whether the answer may take minutes: CompleteMultipartUpload, CopyObject and
+    UploadPartCopy, which S3 answers with 200 at once and then keeps alive with whitespace
+    while it works (their answers have a deadline instead of a rate floor)."""
+    if method == "POST":
+        return query.startswith("uploadId=")
+    return method == "PUT" and any(name == "x-amz-copy-source" for name, _ in headers)
+
+
+def _bracketed(host: str) -> str:
+    """``host`` as a URL's authority names it (an IPv6 address in brackets)."""
+    return f"[{host}]" if ":" in host else host
+
+
+def _unsafe(text: str) -> bool:
+    """Whether ``text`` would end a line of a request's head (CR, LF or NUL)."""
+    return "\r" in text or "\n" in text or "\0" in text
+
+
+def _request_head(method: str, target: str, headers: list[tuple[str, str]]) -> bytes:
+    """The head of a request; every value checked (a server's ETag, a proxy's password,
+    ...): none may add a line, and the target holds no whitespace.
+
+    Raises:
+        ValueError: a value holds CR, LF or NUL (the error names the header, never its
+            value: it may be a secret), or the target whitespace.
+    """
+    lines = [f"{name}: {value}\r\n" for name, value in headers]
+    if _unsafe("".join([value for _, value in headers])):
+        name = next(name for name, value in headers if _unsafe(value))
+        raise ValueError(f"refusing to send a {name} header holding CR, LF or NUL")
+    if _unsafe(target) or " " in target or "\t" in target:
+        raise ValueError(f"refusing to send a request target holding whitespace or NUL: "
+                         f"{target[:80]!r}")
+    return "".join([f"{method} {target} HTTP/1.1\r\n", *lines, "\r\n"]).encode()

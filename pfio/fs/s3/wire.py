@@ -31,10 +31,12 @@ class Endpoint:
     """Where an engine sends requests: ``settings.endpoint``, else AWS's in ``region``."""
 
     url: str
+    #: the host to connect to (an IPv6 address without its brackets)
     host: str
     port: int
     tls: bool
-    #: the ``Host`` header of path-style requests (with the port when one was given)
+    #: the ``Host`` header of path-style requests (with the port when one was given; an
+    #: IPv6 address in brackets)
     host_header: str
     path_style: bool
 
@@ -43,8 +45,9 @@ class Endpoint:
         parts = urlsplit(settings.endpoint or f"https://s3.{region}.amazonaws.com")
         host = parts.hostname or ""
         tls = parts.scheme == "https"
+        authority = f"[{host}]" if ":" in host else host
         return cls(parts.geturl(), host, parts.port or (443 if tls else 80), tls,
-                   host if parts.port is None else f"{host}:{parts.port}",
+                   authority if parts.port is None else f"{authority}:{parts.port}",
                    settings.path_style())
 
     def address(self, bucket: str, key: str) -> tuple[str, str, str]:
