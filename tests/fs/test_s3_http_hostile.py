@@ -20,8 +20,8 @@ import pytest
 
 from pfio.fs.s3 import S3
 from pfio.fs.s3.connection import S3Settings
+from pfio.fs.s3.errors import ProtocolError, TooSlow
 from pfio.fs.s3.get import get_range
-from pfio.fs.s3.http1 import ProtocolError, TooSlow
 from pfio.fs.s3.wire import Endpoint
 from pfio.version import __version__
 
@@ -183,31 +183,53 @@ def test_a_head_trickled_a_byte_at_a_time_is_cut_off(hostile, tls, secure: bool)
 
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize("secure", [False, True])
-def test_a_body_trickled_a_byte_at_a_time_is_cut_off(hostile, tls, secure: bool,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("pfio.fs.s3.http_engine.MIN_RATE", 1000.0)
-
+def test_a_body_trickled_a_byte_at_a_time_is_cut_off(hostile, tls, secure: bool) -> None:
     def script(peer: Peer) -> None:
         peer.request()
         peer.send(answer("200 OK", "Content-Length: 4000", 'ETag: "e1"'))
         peer.trickle(b"x" * 4000, every=0.02)
 
     server = hostile(script, tls=tls if secure else None)
-    fs = filesystem(server, read_timeout=0.3)
+    fs = filesystem(server, read_timeout=0.3, min_rate=1000)
     cause = failure(lambda: read_from(fs))
     assert isinstance(cause, TooSlow) and "slower than 1000 bytes/s" in str(cause)
 
 
 @pytest.mark.timeout(30)
-def test_a_server_taking_a_request_body_slowly_is_cut_off(
-        hostile, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("pfio.fs.s3.http_engine.MIN_RATE", 2_000_000.0)
+def test_retries_of_a_trickle_do_not_go_on_for_ever(hostile) -> None:
+    """Each try brings a few bytes: too slowly to earn a fresh budget of tries."""
+    tries = []
 
+    def script(peer: Peer) -> None:
+        asked = re.search(rb"range: bytes=(\d+)-", peer.request(), re.IGNORECASE)
+        tries.append(asked)
+        start = int(asked.group(1)) if asked else 0
+        peer.send(answer("206 Partial Content", f"Content-Length: {4000 - start}",
+                         f"Content-Range: bytes {start}-3999/4000", 'ETag: "e1"'))
+        peer.trickle(b"x" * (4000 - start), every=0.02)
+
+    fs = filesystem(hostile(script), read_timeout=0.3, min_rate=1000, max_attempts=3)
+    assert isinstance(failure(lambda: read_from(fs), within=6), TooSlow)
+    assert len(tries) == 3
+
+
+def test_no_rate_floor_when_min_rate_is_0(hostile) -> None:
+    def script(peer: Peer) -> None:
+        peer.request()
+        peer.send(answer("200 OK", "Content-Length: 40", 'ETag: "e1"'))
+        peer.trickle(b"x" * 40, every=0.02)
+
+    fs = filesystem(hostile(script), read_timeout=0.3, min_rate=0)
+    assert read_from(fs) == b"x" * 40
+
+
+@pytest.mark.timeout(30)
+def test_a_server_taking_a_request_body_slowly_is_cut_off(hostile) -> None:
     def script(peer: Peer) -> None:  # takes 320 KiB/s, once the kernel's buffers are full
         while not peer.server.stopping.wait(0.2) and peer.sock.recv(64 << 10):
             pass
 
-    engine = filesystem(hostile(script)).connection.engine()
+    engine = filesystem(hostile(script), min_rate=2_000_000).connection.engine()
     began = time.monotonic()
     with pytest.raises(TooSlow, match="slower than 2000000 bytes/s"):
         engine.put_object("b", "k", bytes(64 << 20), "AAAAAA==")

@@ -6,7 +6,8 @@ The package has three layers, each importing only the ones below it (ARCHITECTUR
 * the wire (no IO): :mod:`.sigv4` (signing), :mod:`.wire` (endpoints, requests, answers),
   :mod:`.errors` (error answers as builtin exceptions);
 * the transport (bytes on sockets): :mod:`.connection` (one per bucket and process: the
-  engine, threads, retries), :mod:`.http_engine` (the default), :mod:`.boto3_engine`
+  engine, threads, retries), :mod:`.http1` (one HTTP/1.1 connection: strict framing,
+  bounded waits), :mod:`.http_engine` (the default), :mod:`.boto3_engine`
   (botocore, for moto's ``mock_aws`` and set-ups the http engine cannot serve), :mod:`.rest`
   (the requests other than GET), :mod:`.retry`;
 * the IO layer: :mod:`.get` (ranged GETs that resume), :mod:`.reader`, :mod:`.writer`,

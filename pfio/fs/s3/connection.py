@@ -173,6 +173,8 @@ class S3Settings:
     aws_session_token: str | None = field(default=None, repr=False)
     connect_timeout: float = 5
     read_timeout: float = 10
+    #: the slowest transfer a request may keep up, in bytes/s (None: the engine's default)
+    min_rate: float | None = None
     max_pool_connections: int = 32
     addressing_style: str | None = None
     engine: str | None = None

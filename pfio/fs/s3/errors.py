@@ -74,6 +74,16 @@ class ServerError(Exception):
         return self.response["ResponseMetadata"]["HTTPHeaders"]
 
 
+class ProtocolError(ConnectionError):
+    """An answer that breaks HTTP/1.1's syntax or framing; its connection is dropped."""
+
+
+class TooSlow(TimeoutError):
+    """A server that sends (or takes) bytes, but slower than the connection's floor, or
+    whose head or patient answer outlasts its deadline. A retry of such a request does not
+    get a fresh budget for the few bytes it brought."""
+
+
 def client_error_info(exc: BaseException) -> tuple[str, int | None] | None:
     """``(code, http status)`` of a botocore ``ClientError`` (or a :class:`ServerError`),
     None for anything else."""

@@ -73,7 +73,12 @@ class S3(S3Operations, FS):
         readahead: how many blocks sequential reads fetch ahead (0 turns read-ahead off).
         connect_timeout, read_timeout: seconds, for each HTTP request (an endpoint that
             never answers fails within about ``3 * read_timeout``, at most 30 s); None
-            (PFIO 2.x's "botocore's default") gives pfio's defaults, 5 and 10 s.
+            (PFIO 2.x's "botocore's default") gives pfio's defaults, 5 and 10 s. Over
+            ``https`` the TLS handshake is bounded by ``connect_timeout`` too.
+        min_rate: the slowest a request may send or receive, in bytes/s, measured over each
+            ``read_timeout`` seconds of waiting (default 4096; 0: no floor), so a server that
+            trickles bytes cannot hold a read for ever; the head of an answer must arrive
+            within about ``read_timeout``.
         engine: ``"http"`` (pfio's own HTTP/1.1 client, the default) or ``"boto3"``;
             default ``$PFIO_S3_ENGINE``.
             ``"boto3"`` is used while moto's ``mock_aws`` is active.
@@ -105,7 +110,7 @@ class S3(S3Operations, FS):
                  mpu_chunksize: int = DEFAULT_MPU_CHUNKSIZE, mpu_concurrency: int = 8,
                  buffering: int = -1,
                  readahead: int = 3, connect_timeout: float | None = CONNECT_TIMEOUT,
-                 read_timeout: float | None = READ_TIMEOUT,
+                 read_timeout: float | None = READ_TIMEOUT, min_rate: float | None = None,
                  max_attempts: int | None = None, max_pool_connections: int = 32,
                  engine: str | None = None, addressing_style: str | None = None,
                  create_bucket: bool = False, create: bool = False,
@@ -132,8 +137,9 @@ class S3(S3Operations, FS):
             endpoint=self.endpoint, region=region, profile=profile,
             aws_access_key_id=aws_access_key_id, aws_secret_access_key=aws_secret_access_key,
             aws_session_token=session_token, connect_timeout=connect_timeout,
-            read_timeout=read_timeout, max_pool_connections=max_pool_connections,
-            addressing_style=addressing_style, engine=requested_engine(engine))
+            read_timeout=read_timeout, min_rate=min_rate,
+            max_pool_connections=max_pool_connections, addressing_style=addressing_style,
+            engine=requested_engine(engine))
         policy = replace(retry or RetryPolicy(), attempt_timeout=read_timeout,
                          scope=settings)
         if max_attempts is not None:

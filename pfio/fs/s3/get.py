@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...trace import hook
-from .errors import client_error_info
+from .errors import TooSlow, client_error_info
 from .retry import Attempts
 
 if TYPE_CHECKING:
@@ -107,12 +107,15 @@ def get_range(conn: S3Connection, key: str, start: int, stop: int | None = None,
             if empty is not None:
                 total = sink.check_empty(empty)
                 _record(began, 416, 0, attempts.count + 1, url)
+                attempts.succeeded()
                 return Got(into[:0] if into is not None else b"", total, sink.etag)
-            if sink.progressed():
+            if sink.progressed() and not isinstance(exc, TooSlow):
                 attempts.reset()  # a try that brought bytes does not use up the budget
+                # (unless it brought them too slowly: a trickle must not go on for ever)
             _fail(attempts, exc, began, url)
             continue
         _record(began, sink.status, sink.got, attempts.count + 1, url)
+        attempts.succeeded()
         return Got(sink.result(), sink.total, sink.etag, sink.rest)
 
 

@@ -43,6 +43,8 @@ import ssl
 from time import monotonic
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from .errors import ProtocolError, TooSlow
+
 if TYPE_CHECKING:
     from .connection import BodySink
 
@@ -85,15 +87,6 @@ _LINE_BYTES = bytes(range(0x20, 0x7f)) + bytes(range(0x80, 0x100)) + b"\t"
 _NAMES: dict[str, str] = {}
 _CHUNK_LINE = re.compile(rb"([0-9A-Fa-f]{1,16})(?:;[\t %s]*|[ \t]*)" % _VCHAR)
 _MAX_LENGTH_DIGITS = 18
-
-
-class ProtocolError(ConnectionError):
-    """An answer that breaks HTTP/1.1's syntax or framing; its connection is dropped."""
-
-
-class TooSlow(TimeoutError):
-    """A server that sends (or takes) bytes, but slower than the connection's floor, or
-    whose head or patient answer outlasts its deadline."""
 
 
 class Stale(Exception):

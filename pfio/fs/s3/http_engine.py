@@ -76,8 +76,7 @@ class HttpEngine(RestRequests):
         self._absolute = proxy is not None and not at.tls
         self._proxy_headers = [("proxy-authorization", proxy.authorization)] \
             if proxy is not None and proxy.authorization and self._absolute else []
-        # (S3Settings.min_rate once S3 takes one, None for the default)
-        rate = getattr(settings, "min_rate", None)
+        rate = settings.min_rate
         waits = _Waits(max(settings.connect_timeout, _SHORTEST_WAIT),
                        max(settings.read_timeout, _SHORTEST_WAIT),
                        MIN_RATE if rate is None else float(rate))

@@ -258,12 +258,6 @@ class Attempts:
         self._over = True
         raise translate(exc, self.url, self.count, note) from exc
 
-    def __del__(self) -> None:
-        try:
-            self.succeeded()
-        except Exception:  # noqa: BLE001 - (at interpreter shutdown)
-            pass
-
 
 def call(policy: RetryPolicy, method: str, url: str, fn: Callable[[], T],
          nbytes: Callable[[Any], int] | None = None) -> T:
