@@ -324,16 +324,6 @@ def test_progress_gives_back_the_retry_tokens() -> None:
     assert quota_for(retry).level == 500
 
 
-def test_an_attempts_dropped_without_outcome_counts_as_a_success() -> None:
-    fake = FakeTime()
-    retry = scoped(fake, "dropped")
-    attempts = Attempts(retry, "GET", "s3://b/k")
-    attempts.failed(error(503, "SlowDown"))
-    assert quota_for(retry).level == 495
-    del attempts  # (what a caller that returns without succeeded() leaves)
-    assert quota_for(retry).level == 500
-
-
 # -- no lock held while sleeping ---------------------------------------------------------------
 
 def test_a_sleeping_retry_does_not_hold_up_other_threads() -> None:
@@ -452,3 +442,18 @@ def test_throttling_over_http_is_tried_10_times(s3_env: str, s3_bucket: str,
         fs.stat("k")  # (a HEAD: its answer has no body, no code, but a status)
     assert fault_proxy.failed == 10
     assert sum(fake.sleeps) == 55.5
+
+
+def test_a_read_that_succeeds_after_a_retry_gives_its_tokens_back(
+        s3_env: str, s3_bucket: str, fault_proxy) -> None:
+    fs = S3(s3_bucket, endpoint=fault_proxy.endpoint)
+    with fs.open("k", "wb") as f:
+        f.write(b"hello")
+    fs._retry.sleep = lambda seconds: None
+    quota = quota_for(fs._retry)
+    full = quota.level
+    fault_proxy.fail_next(1)
+    with fs.open("k", "rb") as f:
+        assert f.read() == b"hello"
+    assert fault_proxy.failed == 1
+    assert quota.level == full
