@@ -14,6 +14,7 @@ from types import TracebackType
 from typing import Any
 
 from ..trace import hook
+from ..trace.ppe import Profilable
 
 
 def default_cache_dir() -> str:
@@ -39,12 +40,16 @@ def report(name: str, hit: bool, nbytes: int, start: float) -> None:
     hook.record_cache(name, hit, nbytes, time.perf_counter() - start)
 
 
-class Cache(abc.ABC):
+class Cache(Profilable, abc.ABC):
     """An array of ``length`` write-once byte slots.
 
     Subclasses implement ``__len__``, ``put``, ``get`` and the two safety properties.
-    Caches are context managers: leaving the ``with`` block calls :meth:`close`.
+    Caches are context managers: leaving the ``with`` block calls :meth:`close`. A cache
+    made with ``trace=True`` (PFIO 2.x's option) records its ``put`` and ``get`` in
+    pytorch-pfn-extras' profiler under PFIO 2.x's names (see :mod:`pfio.trace.ppe`).
     """
+
+    _ppe_operations = {"put": "put", "get": "get"}
 
     @abc.abstractmethod
     def __len__(self) -> int:

@@ -6,6 +6,18 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from .index_cache import CacheFileView, IndexFileCache
+from .local_disk import check_local_disk
+
+#: PFIO 2.x's switch: ``pfio.cache.file_cache._FORCE_LOCAL = False`` lets the file caches
+#: (this one and :class:`~pfio.cache.MultiprocessFileCache`) use a directory on NFS
+_FORCE_LOCAL = True
+
+
+def _check_local(path: str) -> None:
+    """Raise ``ValueError`` when ``path`` is on NFS, unless :data:`_FORCE_LOCAL` is off
+    (PFIO 2.x's name)."""
+    if _FORCE_LOCAL:
+        check_local_disk(path)
 
 
 class FileCache(IndexFileCache):
@@ -28,6 +40,9 @@ class FileCache(IndexFileCache):
         trace: accepted for PFIO 2.x code; the cache reports to :mod:`pfio.trace` whenever
             tracing is enabled.
     """
+
+    _check_local = staticmethod(_check_local)
+    _ppe_prefix = "pfio.cache.file"
 
     def __init__(self, length: int, multithread_safe: bool = False, do_pickle: bool = False,
                  dir: str | None = None, cache_size_limit: int | None = None,

@@ -22,6 +22,7 @@ import urllib.parse
 from typing import Any
 
 from ..trace import hook
+from ..trace.ppe import Profilable
 from ..trace.redact import redact
 from .base import SharedCache, check_index, check_length, report
 
@@ -46,7 +47,11 @@ class _Token:
         return {"Authorization": f"Bearer {self._value}"}
 
 
-class HTTPConnector:
+def _request_tag(method: str, *args: Any, **kwargs: Any) -> str:
+    return f"{method.lower()}:request"
+
+
+class HTTPConnector(Profilable):
     """``PUT`` and ``GET`` of byte strings at ``url + suffix``.
 
     Args:
@@ -64,6 +69,10 @@ class HTTPConnector:
     Raises:
         ValueError: ``url`` is not an ``http://`` URL with a host.
     """
+
+    # what ``trace=True`` records (PFIO 2.x's names; see pfio.trace.ppe)
+    _ppe_prefix = "pfio.cache.http.conn"
+    _ppe_operations = {"put": "put", "get": "get", "_request": _request_tag}
 
     def __init__(self, url: str, bearer_token_path: str | None = None, timeout: int = 3,
                  trace: bool = False) -> None:
@@ -163,6 +172,8 @@ class HTTPCache(SharedCache):
         do_pickle: pickle what is put and unpickle what is got.
         trace: accepted for PFIO 2.x code; see :class:`HTTPConnector`.
     """
+
+    _ppe_prefix = "pfio.cache.http"
 
     def __init__(self, length: int, url: str, bearer_token_path: str | None = None,
                  do_pickle: bool = False, trace: bool = False) -> None:

@@ -140,6 +140,9 @@ class IndexFileCache(Cache):
 
     _trace_name = "file"
 
+    #: refuses a directory on NFS (``ValueError``); see :mod:`pfio.cache.local_disk`
+    _check_local = staticmethod(check_local_disk)
+
     def __init__(self, length: int, do_pickle: bool = False, dir: str | None = None,
                  cache_size_limit: int | None = None, verbose: bool = False,
                  trace: bool = False) -> None:
@@ -151,7 +154,7 @@ class IndexFileCache(Cache):
         self.length = length
         self.do_pickle = do_pickle
         self.dir = dir if dir is not None else default_cache_dir()
-        check_local_disk(self.dir)
+        self._check_local(self.dir)
         self.cache_size_limit = cache_size_limit
         self.verbose = verbose
         self.trace = trace

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .base import SharedCache
+from .file_cache import _check_local
 from .index_cache import CacheFileView, IndexFileCache
 
 
@@ -33,6 +34,8 @@ class MultiprocessFileCache(SharedCache, IndexFileCache):
     """
 
     _trace_name = "multiprocess_file"
+    _check_local = staticmethod(_check_local)  # PFIO 2.x's file_cache._FORCE_LOCAL applies
+    _ppe_prefix = "pfio.cache.multiprocessfile"
 
     def __init__(self, length: int, do_pickle: bool = False, dir: str | None = None,
                  cache_size_limit: int | None = None, verbose: bool = False,

@@ -19,11 +19,12 @@ import re
 import warnings
 from collections.abc import Iterable, Iterator
 from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from .. import registry
-from .._uri import join_confined, without_userinfo
+from .._uri import join_confined, parent_directories, without_userinfo
 from ..trace import hook
+from ..trace.ppe import Profilable, Tag
 from .modes import Mode, parse_mode
 from .stat import FileStat
 from .writers import text_reader
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 _FS = TypeVar("_FS", bound="FS")
 
 
-class FS(abc.ABC):
+class FS(Profilable, abc.ABC):
     """A filesystem: files and directories under a root.
 
     Subclasses implement :meth:`_open_binary`, :meth:`list`, :meth:`stat`, :meth:`mkdir`,
@@ -46,7 +47,22 @@ class FS(abc.ABC):
     FS objects are context managers (``close`` on exit), can be pickled, and can be used in
     a process created by fork, spawn or forkserver: per-process resources (connections, open
     backing files) are recreated lazily in the new process.
+
+    Made with ``trace=True`` (PFIO 2.x's option), a filesystem records its calls, and the
+    reads and writes of the files it opens, in pytorch-pfn-extras' profiler under PFIO 2.x's
+    names (``pfio.v2.Local:open``, ...): see :mod:`pfio.trace.ppe`.
     """
+
+    # what ``trace=True`` records (see pfio.trace.ppe): pfio.v2.<class name>:<operation>
+    _ppe_operations: ClassVar[dict[str, Tag]] = {
+        name: name for name in ("open", "list", "stat", "isdir", "exists", "glob", "mkdir",
+                                "makedirs", "remove", "rename", "close")}
+    _ppe_files = frozenset({"open"})
+    _ppe_listings = frozenset({"list"})
+
+    @classmethod
+    def _ppe_tag_prefix(cls) -> str | None:
+        return cls._ppe_prefix or f"pfio.v2.{cls.__name__}"
 
     #: the URL scheme this filesystem serves
     scheme: str = ""
@@ -55,6 +71,10 @@ class FS(abc.ABC):
     #: :mod:`pfio.fs.resolver`) notices that the file changed: ``("never", 0)``, on every
     #: use (``("open", 0)``), or at most every ``ttl`` seconds (``("ttl", ttl)``)
     validation: tuple[str, float] = ("ttl", 10.0)
+
+    #: True where a directory exists only through the files under it (S3 prefixes):
+    #: ``mkdir`` makes nothing, and a directory whose last file is removed is gone
+    implicit_directories: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -155,7 +175,9 @@ class FS(abc.ABC):
         with ``/`` (as ``ls -F`` shows them). With ``recursive=True`` everything below
         ``path`` is listed, directories included (with ``/``). With ``detail=True``
         :class:`FileStat` objects are yielded instead of names, their ``filename`` being the
-        name without the trailing ``/``.
+        name without the trailing ``/``. (A zip archive lists as PFIO 2.x's ``Zip`` did:
+        directory names without ``/``, and a recursive listing names its members only, not
+        the directories that members' names imply.)
 
         Raises:
             FileNotFoundError: ``path`` does not exist.
@@ -201,16 +223,16 @@ class FS(abc.ABC):
     def _glob(self, base: str, parts: list[str]) -> Iterator[str]:
         head, rest = parts[0], parts[1:]
         if head == "**":
-            yield from self._glob(base, rest) if rest else iter(())
-            for name in self._safe_list(base, recursive=True):
-                if name.endswith("/"):
-                    sub = posixpath.join(base, name.rstrip("/"))
-                    if rest:
-                        yield from self._glob(sub, rest)
-                    else:
-                        yield sub
-                elif not rest:
-                    yield posixpath.join(base, name)
+            entries = list(self._safe_entries(base, recursive=True))
+            files = [name for name, is_dir in entries if not is_dir]
+            dirs = {name for name, is_dir in entries if is_dir}
+            dirs |= parent_directories(files)  # those a listing names only through files
+            if rest:
+                yield from self._glob(base, rest)
+                for name in sorted(dirs):
+                    yield from self._glob(posixpath.join(base, name), rest)
+            else:
+                yield from (posixpath.join(base, name) for name in (*dirs, *files))
             return
         if not _has_magic(head):
             candidate = posixpath.join(base, head)
@@ -221,9 +243,7 @@ class FS(abc.ABC):
                 yield from self._glob(candidate, rest)
             return
         matcher = re.compile(fnmatch.translate(head)).match
-        for name in self._safe_list(base):
-            is_dir = name.endswith("/")
-            name = name.rstrip("/")
+        for name, is_dir in self._safe_entries(base):
             if not matcher(name):
                 continue
             candidate = posixpath.join(base, name)
@@ -232,11 +252,18 @@ class FS(abc.ABC):
             elif is_dir:
                 yield from self._glob(candidate, rest)
 
-    def _safe_list(self, path: str, recursive: bool = False) -> Iterator[str]:
+    def _safe_entries(self, path: str, recursive: bool = False) -> Iterator[tuple[str, bool]]:
         try:
-            yield from self.list(path, recursive=recursive)
+            yield from self._entries(path, recursive)
         except (FileNotFoundError, NotADirectoryError):
             return
+
+    def _entries(self, path: str, recursive: bool = False) -> Iterator[tuple[str, bool]]:
+        """``(name, is_dir)`` of what ``list(path, recursive)`` names, the name without a
+        trailing ``/``. A filesystem whose listing does not mark directories with ``/``
+        overrides this."""
+        for name in self.list(path, recursive=recursive):
+            yield (name[:-1], True) if name.endswith("/") else (name, False)
 
     # -- changing ------------------------------------------------------------------------
 
