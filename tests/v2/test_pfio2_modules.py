@@ -178,3 +178,10 @@ def test_open_url_through_an_http_cache(tmp_path):
                               http_cache=f"http://127.0.0.1:{port}/") as f:
             assert f.read() == b"cached"
         assert list(pfio.testing.OnMemoryHTTPServerForTest.files.values()) == [b"cached"]
+
+
+def test_http_connector_is_exported_by_pfio_v2_http_cache_as_in_pfio2():
+    import pfio.v2.http_cache
+
+    assert pfio.v2.http_cache.HTTPConnector is pfio.cache.HTTPConnector
+    assert "HTTPConnector" in pfio.v2.http_cache.__all__
