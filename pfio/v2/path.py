@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import IO, Any
 
+from ..errors import os_error_args
 from ..fs.stat import FileStat
 from .pure_path import PurePath, pure_of
 
@@ -97,21 +98,23 @@ class Path(PurePath):
                                     self._fs._describe(self._path))
         return resolved
 
-    def samefile(self, other_path: str | os.PathLike[str] | Path) -> bool:
-        """True when ``other_path`` (a path on this filesystem when not a :class:`Path`)
-        resolves to the same path on the same filesystem."""
-        other = other_path if isinstance(other_path, Path) else self.with_segments(other_path)
-        return self.resolve() == other.resolve()
-
     def iterdir(self) -> Iterator[Path]:
         """The entries of this directory.
 
         Raises:
-            FileNotFoundError: the directory does not exist.
+            MissingDirectoryError: the directory does not exist (a ``FileNotFoundError``,
+                as pathlib raises, and a ``NotADirectoryError``, as PFIO 2.x raised).
             NotADirectoryError: the path is a file.
         """
-        for name in self._fs.list(self._path):
-            yield self / name.rstrip("/")
+        try:
+            names = self._fs.list(self._path)
+            first = next(names, None)
+        except FileNotFoundError as exc:
+            raise MissingDirectoryError(*os_error_args(exc)) from exc
+        if first is not None:
+            yield self / first.rstrip("/")
+            for name in names:
+                yield self / name.rstrip("/")
 
     def glob(self, pattern: str, *, case_sensitive: bool | None = None) -> Iterator[Path]:
         """The paths under this directory that match ``pattern``, sorted.
@@ -184,13 +187,24 @@ class Path(PurePath):
     def rmdir(self) -> None:
         """Remove this directory, which must be empty.
 
+        On a filesystem whose directories exist only through their files (S3), removing a
+        directory that is not there does nothing, as :meth:`mkdir` made nothing.
+
         Raises:
-            FileNotFoundError: it does not exist.
+            MissingDirectoryError: it does not exist (a ``FileNotFoundError``, as pathlib
+                raises, and a ``NotADirectoryError``, as PFIO 2.x raised).
             NotADirectoryError: it is a file.
             OSError: it is not empty.
         """
-        if not self._fs.stat(self._path).isdir():
-            raise NotADirectoryError(f"{self._path!r} is not a directory")
+        try:
+            is_dir = self._fs.stat(self._path).isdir()
+        except FileNotFoundError as exc:
+            if self._fs.implicit_directories:
+                return  # gone with its last file; ``mkdir`` made nothing (as PFIO 2.x)
+            raise MissingDirectoryError(*os_error_args(exc)) from exc
+        if not is_dir:
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory",
+                                     self._fs._describe(self._path))
         self._fs.remove(self._path)
 
     def rename(self, target: str | os.PathLike[str] | Path) -> Path:
@@ -273,6 +287,10 @@ class Path(PurePath):
         """Not supported."""
         raise _unsupported("Path.group")
 
+    def samefile(self, other_path: str | os.PathLike[str] | Path) -> bool:
+        """Not supported (as in PFIO 2.x): compare :meth:`resolve` of the two paths."""
+        raise _unsupported("Path.samefile")
+
     def readlink(self) -> Path:
         """Not supported: pfio has no links."""
         raise _unsupported("Path.readlink")
@@ -320,6 +338,11 @@ class Path(PurePath):
         raise _unsupported("Path.is_char_device")
 
 
+class MissingDirectoryError(FileNotFoundError, NotADirectoryError):
+    """:meth:`Path.iterdir` or :meth:`Path.rmdir` of a path where nothing is: pathlib's
+    ``FileNotFoundError`` that is also the ``NotADirectoryError`` PFIO 2.x raised."""
+
+
 def _unsupported(name: str) -> NotImplementedError:
     return NotImplementedError(f"{name} is not supported on pfio filesystems")
 
@@ -330,4 +353,4 @@ def _no_links(follow_symlinks: bool) -> None:
 
 
 
-__all__ = ["Path", "PurePath"]
+__all__ = ["MissingDirectoryError", "Path", "PurePath"]

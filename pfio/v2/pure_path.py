@@ -6,6 +6,7 @@ import os
 import posixpath
 import warnings
 from pathlib import PurePosixPath
+from urllib.parse import urlsplit
 
 from ..fs.base import FS
 from ..fs.local import Local
@@ -68,6 +69,10 @@ class PurePath:
         anchors the path at the filesystem's root, as in PFIO 2.x)."""
         return str(self._pure).lstrip("/")
 
+    def __bytes__(self) -> bytes:
+        """The path as written, encoded as ``os.fsencode`` encodes (as pathlib's)."""
+        return os.fsencode(str(self._pure))
+
     def __fspath__(self) -> str:
         """The path as written, on any filesystem (as in PFIO 2.x): ``os.fspath`` and the
         ``os.path`` functions work on it; the file's local path (for a :class:`Local`
@@ -91,7 +96,9 @@ class PurePath:
 
     def as_uri(self) -> str:
         """The URL of an absolute path: ``file:///...`` for a local path, else the
-        filesystem's URL (``s3://bucket/prefix/key``, ...).
+        filesystem's URL (``s3://bucket/prefix/key``, ...). As in PFIO 2.x, the URL of ``/``
+        is the root's URL joined with nothing: ``file:///data/`` for a local root,
+        ``s3://bucket`` for a bucket and ``s3://bucket/prefix/`` for a prefix.
 
         Raises:
             ValueError: the path is relative (as pathlib's ``as_uri``).
@@ -99,8 +106,12 @@ class PurePath:
         if not self._pure.is_absolute():
             raise ValueError(f"relative path can't be expressed as a URI: {str(self)!r}")
         if isinstance(self._fs, Local):
-            return PurePosixPath(os.path.abspath(self.local_path())).as_uri()
-        return self._fs._describe(self._in_fs)
+            uri = PurePosixPath(os.path.abspath(self.local_path())).as_uri()
+            return uri if self._in_fs or uri.endswith("/") else f"{uri}/"
+        root = self._fs._describe("").rstrip("/")
+        if self._in_fs:
+            return f"{root}/{self._in_fs}"
+        return f"{root}/" if urlsplit(root).path else root
 
     def with_segments(self, *segments: str | os.PathLike[str] | PurePath) -> PurePath:
         """A path of the same class on the same filesystem, made of ``segments``."""

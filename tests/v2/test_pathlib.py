@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import secrets
+from pathlib import PurePosixPath
 
 import pytest
 
@@ -97,10 +98,77 @@ def test_leading_slash_is_the_filesystem_root(tmp_path, mem):
     assert local.as_uri() == (tmp_path / "a.txt").as_uri()
 
 
-def test_samefile(tmp_path):
+def test_samefile_is_not_implemented_as_in_pfio2(tmp_path):
     fs = Local(str(tmp_path))
-    assert Path("a/../b", fs=fs).samefile("b")
-    assert not Path("b", fs=fs).samefile(Path("c", fs=fs))
+    with pytest.raises(NotImplementedError):
+        Path("a/../b", fs=fs).samefile("b")
+
+
+@pytest.mark.parametrize("segments", [(), ("",), (".",), ("/",), ("d/e",), ("/x/y.txt",),
+                                      ("caf\u00e9",)])
+def test_bytes_of_a_pure_path_is_that_of_pathlib(mem, segments):
+    assert bytes(PurePath(*segments, fs=mem)) == bytes(PurePosixPath(*segments))
+    assert bytes(Path(*segments, fs=mem)) == bytes(PurePosixPath(*segments))
+
+
+def test_uri_of_the_local_root_ends_with_a_slash_as_in_pfio2(tmp_path):
+    fs = Local(str(tmp_path))
+    assert Path("/", fs=fs).as_uri() == tmp_path.as_uri() + "/"
+    assert Path("/d/f", fs=fs).as_uri() == (tmp_path / "d" / "f").as_uri()
+
+
+def test_uri_of_a_root_without_a_path_has_no_slash(mem):
+    assert Path("/", fs=mem).as_uri() == mem._describe("").rstrip("/")
+    assert Path("/k", fs=mem).as_uri() == mem._describe("").rstrip("/") + "/k"
+
+
+def test_iterdir_of_nothing_is_both_file_not_found_and_not_a_directory(tmp_path):
+    missing = Path("missing", fs=Local(str(tmp_path)))
+    with pytest.raises(FileNotFoundError):
+        next(missing.iterdir())
+    with pytest.raises(NotADirectoryError):
+        next(missing.iterdir())
+
+
+def test_rmdir_of_nothing_is_both_file_not_found_and_not_a_directory(tmp_path):
+    missing = Path("my/local", fs=Local(str(tmp_path)))
+    with pytest.raises(NotADirectoryError) as caught:
+        missing.rmdir()
+    assert isinstance(caught.value, FileNotFoundError)
+
+
+def test_rmdir_of_a_file_is_not_a_directory(tmp_path):
+    (tmp_path / "f").write_bytes(b"x")
+    with pytest.raises(NotADirectoryError) as caught:
+        Path("f", fs=Local(str(tmp_path))).rmdir()
+    assert not isinstance(caught.value, FileNotFoundError)
+
+
+def test_directory_round_trip_as_pfio2_code_writes_it(tmp_path):
+    p = Path("my/local", fs=Local(str(tmp_path)))
+    (tmp_path / "my").mkdir()
+    p.mkdir(parents=False, exist_ok=False)
+    p.mkdir(parents=False, exist_ok=True)
+    (p / "dummy").write_bytes(b"dummy")
+    assert p.exists() and p.is_dir()
+    (p / "dummy").unlink()
+    p.rmdir()
+    assert not p.is_dir() and not p.exists()
+
+
+class _PrefixFS(MemoryFS):
+    """A filesystem whose directories exist only through their files, as S3's prefixes."""
+
+    implicit_directories = True
+
+
+def test_rmdir_of_a_prefix_gone_with_its_last_file_does_nothing(mem):
+    fs = _PrefixFS(f"prefixes-{secrets.token_hex(4)}", create=True)
+    with pytest.raises(FileNotFoundError):
+        fs.stat("gone")
+    Path("gone", fs=fs).rmdir()
+    with pytest.raises(FileNotFoundError):
+        Path("gone", fs=mem).rmdir()
 
 
 def test_follow_symlinks_false_is_unsupported(mem):
