@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterable
 from typing import NamedTuple
 
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*$")
@@ -274,3 +275,19 @@ def join_confined(root: str, name: str) -> str:
     if not root:
         return inside
     return posixpath.join(root, inside) if inside else root
+
+
+def parent_directories(names: Iterable[str]) -> set[str]:
+    """Every directory above the ``/``-separated relative ``names``: what a listing that
+    names only files (S3 keys, zip members) implies.
+
+    >>> sorted(parent_directories(["a/b/c.txt", "a/d/", "e"]))
+    ['a', 'a/b']
+    """
+    dirs: set[str] = set()
+    for name in names:
+        parent = posixpath.dirname(name.rstrip("/"))
+        while parent and parent not in dirs:  # a directory's parents are in ``dirs`` already
+            dirs.add(parent)
+            parent = posixpath.dirname(parent)
+    return dirs

@@ -26,3 +26,11 @@ class ArchiveError(OSError):
 
     The message names the archive and says what is wrong.
     """
+
+
+def os_error_args(exc: OSError) -> tuple[object, ...]:
+    """The arguments that make another ``OSError`` like ``exc`` (its errno, message and file
+    name), for re-raising it as a class that is also another builtin error."""
+    if exc.errno is None:
+        return exc.args
+    return (exc.errno, exc.strerror, exc.filename)

@@ -56,7 +56,7 @@ def test_zipfortest_readable_by_pfio(tmp_path):
 
     with ZipForTest(tmp_path / "t.zip"), pfio.from_url(str(tmp_path / "t.zip")) as fs:
         assert isinstance(fs, pfio_zip.Zip)
-        assert sorted(fs.list()) == ["dir/", "file"]
+        assert sorted(fs.list()) == ["dir", "file"]
 
 
 def test_make_zip_names_members_from_root_dir(tmp_path):

@@ -10,7 +10,7 @@ import time
 from typing import IO, Any
 
 from ..api import from_url, open_url
-from ..fs.stat import FileStat
+from ..fs.stat import FileStat, with_implied_directories
 from .common import CHUNK_SIZE, binary_stdout, describe_error, locate
 
 
@@ -19,8 +19,10 @@ def ls(url: str, long: bool = False, recursive: bool = False) -> int:
     ``FS.list`` gives them: directories end with ``/``); a file is printed as itself."""
     try:
         with from_url(url) as fs:
-            entries = sorted(fs.list("", recursive=recursive, detail=True),
-                             key=lambda st: st.filename)
+            entries = list(fs.list("", recursive=recursive, detail=True))
+        if recursive:
+            entries = with_implied_directories(entries)
+        entries.sort(key=lambda st: st.filename)
     except NotADirectoryError:
         fs, name = locate(url)
         with fs:

@@ -8,6 +8,7 @@ from typing import Any
 from .._uri import URI, container_kind, is_relative_name, parse_uri
 from ..api import from_url
 from ..fs.base import FS
+from ..fs.stat import FileStat, with_implied_directories
 from .common import UsageError, copy_file, locate, progress
 
 
@@ -41,16 +42,24 @@ def cp(src: str, dst: str, recursive: bool = False, quiet: bool = False) -> int:
 
 
 def _copy_tree(src: FS, dst: FS, target: str, quiet: bool, urls: tuple[str, str]) -> None:
-    entries = sorted(src.list("", recursive=True))
-    check_names(entries, *urls)
+    entries = _checked_tree(src, *urls)
     if target:
         dst.makedirs(target, exist_ok=True)
-    for name in progress(entries, len(entries), "cp", quiet):
-        path = posixpath.join(target, name.rstrip("/"))
-        if name.endswith("/"):
+    for st in progress(entries, len(entries), "cp", quiet):
+        path = posixpath.join(target, st.filename)
+        if st.isdir():
             dst.makedirs(path, exist_ok=True)
         else:
-            copy_file(src, name, dst, path)
+            copy_file(src, st.filename, dst, path)
+
+
+def _checked_tree(fs: FS, src: str, dst: str, leave_out: str | None = None) -> list[FileStat]:
+    """Everything under the root of ``fs`` (but ``leave_out``), sorted (directories before
+    what they hold), the directories its listing implies included, once
+    :func:`check_names` has passed the names it lists."""
+    listed = [st for st in fs.list("", recursive=True, detail=True) if st.filename != leave_out]
+    check_names([st.filename for st in listed], src, dst)
+    return sorted(with_implied_directories(listed), key=lambda st: st.filename)
 
 
 def pack(src: str, dst: str, quiet: bool = False, compression: str | None = None) -> int:
@@ -74,9 +83,7 @@ def pack(src: str, dst: str, quiet: bool = False, compression: str | None = None
         if not src_fs.isdir(""):
             raise NotADirectoryError(f"{src} is not a directory")
         inside = _relative_inside(parse_uri(dst), parse_uri(src))
-        entries = sorted((st for st in src_fs.list("", recursive=True, detail=True)
-                          if st.filename != inside), key=lambda st: st.filename)
-        check_names([st.filename for st in entries], src, dst)
+        entries = _checked_tree(src_fs, src, dst, leave_out=inside)
         dst_fs, dst_name = locate(dst)
         with dst_fs:
             options: dict[str, Any] = {} if compression is None else {"compression": compression}

@@ -1,22 +1,18 @@
 """What zip and tar archives have in common: a name index, a backing file, member lifetimes.
 
 An archive is a read-mostly filesystem whose bytes come from one file opened on another
-filesystem (any backend, or a member of another archive). The name index is built once,
-when the archive is opened: ``exists``, ``stat`` and ``isdir`` are dictionary look-ups and
-listing a directory costs the size of that directory.
-
-Member names are normalised: a leading ``/`` and ``..`` components that would climb above
-the archive's top are removed (with a warning), so no name reaches outside the archive.
+filesystem (any backend, or a member of another archive). The name index
+(:mod:`pfio.containers.names`) is built once, when the archive is opened: ``exists``,
+``stat`` and ``isdir`` are dictionary look-ups and listing a directory costs the size of
+that directory. No name a member has or a user gives reaches outside the archive.
 """
 
 from __future__ import annotations
 
 import errno
 import io
-import logging
 import os
 import posixpath
-import stat as _stat
 import threading
 from collections.abc import Iterator
 from types import TracebackType
@@ -28,100 +24,9 @@ from ..fs.base import FS
 from ..fs.modes import Mode
 from ..fs.positional import PositionalReader
 from ..fs.stat import FileStat
+from .names import ArchiveIndex, Entry, clean_name
 
-logger = logging.getLogger(__name__)
-
-
-class Entry:
-    """One name in an archive index. Backends attach their own fields in ``info``."""
-
-    __slots__ = ("name", "is_dir", "size", "mtime", "mode", "info")
-
-    def __init__(self, name: str, is_dir: bool, size: int = 0, mtime: float | None = None,
-                 mode: int | None = None, info: Any = None) -> None:
-        self.name = name
-        self.is_dir = is_dir
-        self.size = size
-        self.mtime = mtime
-        if mode is None or not _stat.S_IFMT(mode):
-            perm = (mode or 0) & 0o7777 or (0o755 if is_dir else 0o644)
-            mode = (_stat.S_IFDIR if is_dir else _stat.S_IFREG) | perm
-        self.mode = mode
-        self.info = info
-
-
-class ArchiveIndex:
-    """Names of an archive: ``entries`` maps every file and directory (explicit or implied by
-    a member's path) to its :class:`Entry`; ``children`` maps each directory to its entries."""
-
-    def __init__(self, archive_name: str) -> None:
-        self.archive_name = archive_name
-        self.entries: dict[str, Entry] = {"": Entry("", True)}
-        self.children: dict[str, dict[str, Entry]] = {"": {}}
-
-    def add(self, raw_name: str, is_dir: bool, **fields: Any) -> Entry | None:
-        """Add a member under its normalised name; return the entry (None for the top)."""
-        name = normalize_member_name(raw_name, self.archive_name)
-        if not name:
-            return None
-        entry = Entry(name, is_dir, **fields)
-        previous = self.entries.get(name)
-        if previous is not None and previous.is_dir and is_dir:
-            previous.mtime, previous.mode, previous.info = entry.mtime, entry.mode, entry.info
-            return previous
-        self.entries[name] = entry
-        if is_dir:
-            self.children.setdefault(name, {})
-        parent, base = _split(name)
-        self._ensure_dir(parent)[base] = entry
-        return entry
-
-    def _ensure_dir(self, name: str) -> dict[str, Entry]:
-        children = self.children.get(name)
-        if children is not None:
-            return children
-        children = self.children[name] = {}
-        entry = Entry(name, True)
-        self.entries[name] = entry
-        parent, base = _split(name)
-        self._ensure_dir(parent)[base] = entry
-        return children
-
-
-def _split(name: str) -> tuple[str, str]:
-    parent, _, base = name.rpartition("/")
-    return parent, base
-
-
-def normalize_member_name(raw: str, archive_name: str = "") -> str:
-    """The name of a member as pfio shows it: relative, ``/``-separated, without ``.`` or
-    ``..`` components and without a trailing ``/``."""
-    name = raw.replace("\\", "/") if "\\" in raw and "/" not in raw else raw
-    if name.startswith("./"):
-        name = name[2:]
-    if "//" in name or "/." in name or name.startswith((".", "/")):
-        clean = posixpath.normpath("/" + name).lstrip("/")
-        if clean == ".":
-            clean = ""
-        if _escapes(name):
-            logger.warning("archive %s: member name %r climbs out of the archive; read as %r",
-                           archive_name, raw, clean)
-        name = clean
-    return name.rstrip("/")
-
-
-def _escapes(name: str) -> bool:
-    depth = 0
-    if name.startswith("/"):
-        return True
-    for part in name.split("/"):
-        if part == "..":
-            depth -= 1
-            if depth < 0:
-                return True
-        elif part not in ("", "."):
-            depth += 1
-    return False
+__all__ = ["ArchiveFS"]
 
 
 class _BackingFile:
@@ -316,14 +221,17 @@ class ArchiveFS(FS):
     def closed(self) -> bool:
         return self._closed
 
+    @property
+    def fileobj(self) -> IO[bytes]:
+        """The archive's backing file, opened on its filesystem (PFIO 2.x's attribute)."""
+        return self._backing()
+
     # -- names --------------------------------------------------------------------------
 
     def _key(self, path: str) -> str:
-        """The member name of ``path``: below the view's root (``..`` stops there), and
-        normalised as member names are."""
-        path = os.fspath(path)
-        joined = join_confined(self.root, path) if self.root else path
-        return normalize_member_name(joined, self.name) if joined else ""
+        """The member name of ``path``: below the view's root (``..`` stops there, a leading
+        ``/`` is the root), without empty or ``.`` components: ``"a//b/"`` is ``"a/b"``."""
+        return clean_name(join_confined(self.root, os.fspath(path)))
 
     def _entry(self, path: str) -> Entry:
         key = self._key(path)
@@ -346,23 +254,62 @@ class ArchiveFS(FS):
         entry = self.index.entries.get(self._key(path))
         return entry is not None and entry.is_dir
 
+    #: ``list`` names directories with a trailing ``/`` (as ``Local`` and ``S3`` do)
+    list_marks_directories = True
+    #: a recursive ``list`` names the directories that only members' names imply
+    list_implied_directories = True
+
     def list(self, path: str = "", recursive: bool = False,
              detail: bool = False) -> Iterator[Any]:
+        """The names (or, with ``detail``, the :class:`FileStat`) of the directory ``path``,
+        relative to it; with ``recursive``, of everything below it.
+
+        Raises:
+            FileNotFoundError: ``path`` does not exist.
+            NotADirectoryError: ``path`` is a file.
+        """
+        entry = self._directory(path)
+        mark = "/" if self.list_marks_directories else ""
+        implied = not recursive or self.list_implied_directories
+        for name, child in self._walk(entry.name, "", recursive):
+            if implied or self._explicit(child):
+                if detail:
+                    yield self._stat(child, name)
+                else:
+                    yield name + mark if child.is_dir else name
+
+    def _walk(self, key: str, prefix: str, recursive: bool) -> Iterator[tuple[str, Entry]]:
+        """``(name relative to key, entry)`` of the children of directory ``key`` (and, with
+        ``recursive``, of everything below it), directories before their contents."""
+        for base, child in self.index.children.get(key, {}).items():
+            name = prefix + base
+            yield name, child
+            if recursive and child.is_dir:
+                yield from self._walk(child.name, name + "/", True)
+
+    def _explicit(self, entry: Entry) -> bool:
+        """True when the archive has a member for ``entry`` (a directory may exist only
+        because members' names imply it)."""
+        return True
+
+    def _entries(self, path: str, recursive: bool = False) -> Iterator[tuple[str, bool]]:
+        """Every name below the directory ``path`` (implied directories included) and
+        whether it is a directory, from the index."""
+        for name, child in self._walk(self._directory(path).name, "", recursive):
+            yield name, child.is_dir
+
+    def _directory(self, path: str) -> Entry:
+        """The entry of the directory ``path``.
+
+        Raises:
+            FileNotFoundError: ``path`` does not exist.
+            NotADirectoryError: ``path`` is a file.
+        """
         entry = self._entry(path)
         if not entry.is_dir:
             raise NotADirectoryError(errno.ENOTDIR, "not a directory",
                                      f"{self.name}/{entry.name}")
-        yield from self._list(entry.name, "", recursive, detail)
-
-    def _list(self, key: str, prefix: str, recursive: bool, detail: bool) -> Iterator[Any]:
-        for base, child in self.index.children.get(key, {}).items():
-            name = prefix + base
-            if detail:
-                yield self._stat(child, name)
-            else:
-                yield name + "/" if child.is_dir else name
-            if recursive and child.is_dir:
-                yield from self._list(child.name, name + "/", True, detail)
+        return entry
 
     # -- files --------------------------------------------------------------------------
 

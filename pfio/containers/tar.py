@@ -31,7 +31,8 @@ from ..errors import ArchiveError
 from ..fs.base import FS, warn_unknown_options
 from ..fs.modes import Mode
 from ..fs.writers import MemoryReader
-from .base import ArchiveFS, ArchiveIndex, Entry
+from .base import ArchiveFS
+from .names import ArchiveIndex, Entry
 from .tar_index import DECODE_ERRORS, Member, Unreadable, decode_error, read_to_end, scan
 from .tar_io import RangeReader, ReadAt
 from .tar_writer import TarWriter

@@ -20,7 +20,7 @@ import zlib
 from typing import IO, Any, NamedTuple
 
 from ..errors import ArchiveError
-from .base import ArchiveIndex, Entry, normalize_member_name
+from .names import ArchiveIndex, Entry, normalize_member_name
 
 logger = logging.getLogger(__name__)
 

@@ -21,8 +21,9 @@ from ..fs.base import FS, warn_unknown_options
 from ..fs.modes import Mode
 from ..fs.stat import FileStat
 from ..fs.writers import MemoryReader, text_reader
-from .base import ArchiveFS, ArchiveIndex, Entry
-from .zip_format import FLAG_ENCRYPTED, MemberInfo, read_central_directory
+from .base import ArchiveFS
+from .names import ArchiveIndex, Entry
+from .zip_format import FLAG_ENCRYPTED, MemberInfo, Provenance, read_central_directory
 from .zip_member import DEFLATED, STORED, check_readable, open_stream, read_member
 from .zip_writer import ArchiveWriter, compress_type
 
@@ -31,14 +32,18 @@ __all__ = ["Zip", "ZipFileStat", "ArchiveError"]
 
 class ZipFileStat(FileStat):
     """The :class:`~pfio.fs.stat.FileStat` of a zip member (or directory entry), with
-    ``compressed_size``, ``crc32`` and ``compress_type`` (the zip method number); also under
-    the names of :class:`zipfile.ZipInfo` that PFIO 2.x used: ``compress_size``, ``CRC``,
-    ``header_offset`` and ``flag_bits``."""
+    ``compressed_size``, ``crc32`` and ``compress_type`` (the zip method number), and the
+    fields of :class:`zipfile.ZipInfo` that PFIO 2.x copied, under their names:
+    ``orig_filename``, ``comment``, ``create_system``, ``create_version``,
+    ``extract_version``, ``flag_bits``, ``volume``, ``internal_attr``, ``external_attr``,
+    ``CRC``, ``header_offset``, ``compress_size``, ``compress_type``."""
 
     def __init__(self, filename: str, size: int, mode: int, last_modified: float | None,
-                 info: MemberInfo) -> None:
+                 info: MemberInfo, orig_filename: str | None = None) -> None:
         super().__init__(filename, size, mode, last_modified)
         self._info = info
+        #: the member's name in the archive (a directory entry's ends with ``/``)
+        self.orig_filename = filename if orig_filename is None else orig_filename
 
     @property
     def compressed_size(self) -> int:
@@ -62,6 +67,26 @@ class ZipFileStat(FileStat):
 
     compress_size = compressed_size
     CRC = crc32
+
+    # comment, create_system, create_version, extract_version, volume, internal_attr,
+    # external_attr: from the central directory record, shared by the members that agree
+    comment: bytes
+    create_system: int
+    create_version: int
+    extract_version: int
+    volume: int
+    internal_attr: int
+    external_attr: int
+
+
+def _provenance_field(name: str) -> property:
+    return property(lambda st: getattr(st._info.provenance, name),
+                    doc=f"``zipfile.ZipInfo.{name}`` of the member.")
+
+
+for _name in Provenance._fields:
+    setattr(ZipFileStat, _name, _provenance_field(_name))
+del _name
 
 
 class Zip(ArchiveFS):
@@ -96,6 +121,14 @@ class Zip(ArchiveFS):
     #: the request that opens the archive on S3 reads its last MiB: the end record and
     #: usually the whole central directory (about 15,000 members), so opening costs one
     backing_open_options = {"first_fetch": -(1 << 20)}
+
+    # names are listed as PFIO 2.x's Zip listed them: directories without a trailing "/",
+    # and recursively the archive's members only (as ``zipfile.ZipFile.namelist`` has them)
+    list_marks_directories = False
+    list_implied_directories = False
+
+    # ``trace=True`` records the opening (PFIO 2.x's name for it) too
+    _ppe_operations = {**ArchiveFS._ppe_operations, "_build_index": "create-zipfile-obj"}
 
     def __init__(self, backend: FS, file_path: str, mode: str = "r", create: bool = False,
                  *, whole_member_limit: int = 8 << 20, stream_chunk_size: int = 4 << 20,
@@ -165,8 +198,15 @@ class Zip(ArchiveFS):
         return entry
 
     def stat(self, path: str) -> FileStat:
+        """The :class:`ZipFileStat` of a member, its ``filename`` the member's name in the
+        archive (a directory entry's ends with ``/``, as :class:`zipfile.ZipInfo` has it); a
+        directory that only members' names imply has a plain :class:`FileStat`.
+
+        Raises:
+            FileNotFoundError: nothing is at ``path`` (the error is also a ``KeyError``).
+        """
         entry = self._entry(path)
-        return self._stat(entry, entry.name)
+        return self._stat(entry, _member_name(entry))
 
     def exists(self, path: str) -> bool:
         return self._lookup(path) is not None
@@ -195,10 +235,14 @@ class Zip(ArchiveFS):
             return raw
         return io.BufferedReader(raw, buffering if buffering > 1 else io.DEFAULT_BUFFER_SIZE)
 
+    def _explicit(self, entry: Entry) -> bool:
+        return entry.info is not None
+
     def _stat(self, entry: Entry, filename: str) -> FileStat:
         if entry.info is None:  # a directory only implied by member names
             return FileStat(filename, entry.size, entry.mode, entry.mtime)
-        return ZipFileStat(filename, entry.size, entry.mode, entry.mtime, entry.info)
+        return ZipFileStat(filename, entry.size, entry.mode, entry.mtime, entry.info,
+                           _member_name(entry))
 
     # -- writing ------------------------------------------------------------------------
 
@@ -208,3 +252,7 @@ class Zip(ArchiveFS):
                                         size=kwargs.pop("size", None),
                                         compression=kwargs.pop("compression_type", None))
 
+
+def _member_name(entry: Entry) -> str:
+    """The name of ``entry``'s member in the archive: a directory entry's ends with ``/``."""
+    return entry.name + "/" if entry.is_dir and entry.info is not None else entry.name

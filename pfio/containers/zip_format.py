@@ -45,6 +45,20 @@ _MAX16 = 0xFFFF
 _SYSTEM_UNIX = 3
 
 
+class Provenance(NamedTuple):
+    """The fields of a central-directory record that say how and where a member was made,
+    as :class:`zipfile.ZipInfo` names them. Archives repeat few combinations of them, so
+    members share one tuple per combination."""
+
+    create_version: int = 20
+    create_system: int = _SYSTEM_UNIX
+    extract_version: int = 20
+    volume: int = 0
+    internal_attr: int = 0
+    external_attr: int = 0
+    comment: bytes = b""
+
+
 class MemberInfo(NamedTuple):
     """Where a member is and how to decode it (``Entry.info`` of a zip member)."""
 
@@ -55,6 +69,8 @@ class MemberInfo(NamedTuple):
     flags: int
     #: the central directory's name + extra length: the guess for the local header's
     local_guess: int
+    #: the rest of the member's central-directory record
+    provenance: Provenance = Provenance()
 
 
 #: one member as the central directory describes it: ``(name, size, mtime, mode, info)``
@@ -157,6 +173,7 @@ def _records(directory: bytes, shift: int, cd_start: int, count: int,
     end = len(directory)
     mtimes: dict[int, float | None] = {}
     modes: dict[int | None, int | None] = {}
+    provenances: dict[Provenance, Provenance] = {}
     pos = 0
     seen = 0
     while pos < end:
@@ -164,8 +181,9 @@ def _records(directory: bytes, shift: int, cd_start: int, count: int,
         if record[0] != CENTRAL_SIG:
             raise ArchiveError(f"{archive}: bad central directory record #{seen} at offset "
                                f"{cd_start + pos}: corrupt archive")
-        (_, _, system, _, _, flags, method, dos_time, dos_date, crc, csize, size, name_len,
-         extra_len, comment_len, _, _, ext_attr, offset) = record
+        (_, create_version, system, extract_version, _, flags, method, dos_time, dos_date, crc,
+         csize, size, name_len, extra_len, comment_len, volume, internal_attr, ext_attr,
+         offset) = record
         name_end = pos + fixed + name_len
         extra_end = name_end + extra_len
         if extra_end + comment_len > end:
@@ -187,8 +205,11 @@ def _records(directory: bytes, shift: int, cd_start: int, count: int,
             mtime = mtimes[stamp] = _dos_time(dos_date, dos_time)
         mode = ext_attr >> 16 if system == _SYSTEM_UNIX and ext_attr >> 16 else None
         mode = modes.setdefault(mode, mode)  # one int object per distinct mode
+        provenance = Provenance(create_version, system, extract_version, volume, internal_attr,
+                                ext_attr, directory[extra_end:extra_end + comment_len])
+        provenance = provenances.setdefault(provenance, provenance)
         yield name, size, mtime, mode, MemberInfo(offset, csize, method, crc, flags,
-                                                  name_len + extra_len)
+                                                  name_len + extra_len, provenance)
         pos = extra_end + comment_len
         seen += 1
     if count != seen and count != seen & _MAX16:

@@ -58,7 +58,7 @@ def read_member(read_at: Callable[[int, int], bytes], info: MemberInfo, size: in
         ArchiveError: a bad local header, truncated data, corrupt compressed data, a size or
             CRC-32 mismatch.
     """
-    offset, csize, method, crc, _, guess = info
+    offset, csize, method, crc, _, guess, _ = info
     want = LOCAL.size + guess + csize + SLACK
     buf = read_at(offset, want)
     start, _ = local_data_offset(buf, 0, archive, name)

@@ -22,8 +22,8 @@ from typing import IO, Any
 from ..errors import ArchiveError
 from ..fs.modes import Mode
 from ..fs.writers import AtomicSink, atomic_writer
-from .base import ArchiveIndex
-from .zip_format import MemberInfo
+from .names import ArchiveIndex
+from .zip_format import MemberInfo, Provenance
 
 logger = logging.getLogger(__name__)
 
@@ -136,8 +136,11 @@ class ArchiveWriter:
         self._written(key, True, zinfo)
 
     def _written(self, key: str, is_dir: bool, zinfo: zipfile.ZipInfo) -> None:
+        provenance = Provenance(zinfo.create_version, zinfo.create_system,
+                                zinfo.extract_version, zinfo.volume, zinfo.internal_attr,
+                                zinfo.external_attr, zinfo.comment)
         info = MemberInfo(zinfo.header_offset, zinfo.compress_size, zinfo.compress_type,
-                          zinfo.CRC, zinfo.flag_bits, len(zinfo.filename.encode()))
+                          zinfo.CRC, zinfo.flag_bits, len(zinfo.filename.encode()), provenance)
         self._index.add(key, is_dir, size=zinfo.file_size, info=info,
                         mtime=time.mktime(zinfo.date_time + (0, 0, -1)),
                         mode=zinfo.external_attr >> 16)

@@ -82,7 +82,9 @@ def open_directory(uri: URI, *, shared: bool = True, wrap: Wrap | None = None,
     if not containers:
         return _create(uri, wrap, options), ""
     base = _create(uri.with_path(outer), wrap, options)
-    return _descend(base, uri.path[len(outer):], shared)
+    # PFIO 2.x's trace=True reaches the archives opened for the caller alone
+    archive_options = {"trace": True} if options.get("trace") and not shared else {}
+    return _descend(base, uri.path[len(outer):], shared, **archive_options)
 
 
 def _create(uri: URI, wrap: Wrap | None, options: dict[str, Any]) -> FS:
@@ -90,9 +92,10 @@ def _create(uri: URI, wrap: Wrap | None, options: dict[str, Any]) -> FS:
     return wrap(fs) if wrap is not None else fs
 
 
-def _descend(fs: FS, path: str, shared: bool) -> tuple[FS, str]:
-    """Open every container named along ``path`` on ``fs``; return the innermost filesystem
-    and what is left of ``path`` inside it."""
+def _descend(fs: FS, path: str, shared: bool, **archive_options: Any) -> tuple[FS, str]:
+    """Open every container named along ``path`` on ``fs`` (those not shared with
+    ``archive_options``); return the innermost filesystem and what is left of ``path``
+    inside it."""
     base = fs
     pending: list[str] = []
     for part in path.split("/"):
@@ -107,7 +110,7 @@ def _descend(fs: FS, path: str, shared: bool) -> tuple[FS, str]:
             if shared:
                 fs = _archives.get(fs, member, kind, owns_backing_fs=fs is base)
             else:
-                archive = registry.container_factory(kind)(fs, member)
+                archive = registry.container_factory(kind)(fs, member, **archive_options)
                 archive.owns_backing_fs = True  # closing the archive closes what it is on
                 fs = archive
         except IsADirectoryError:

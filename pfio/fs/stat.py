@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import stat as _stat
+from collections.abc import Iterable
+
+from .._uri import parent_directories
 
 
 class FileStat:
@@ -55,3 +58,17 @@ class FileStat:
             f"<{type(self).__name__} filename={self.filename!r} size={self.size} "
             f"mode={_stat.filemode(self.mode)!r}>"
         )
+
+
+def with_implied_directories(entries: Iterable[FileStat]) -> list[FileStat]:
+    """The entries of a recursive ``list(detail=True)``, and a directory entry for each
+    directory the listing names only through the names below it (a zip archive lists its
+    members only, S3 its keys).
+
+    >>> [st.filename for st in with_implied_directories([FileStat("a/b/c")])]
+    ['a/b/c', 'a', 'a/b']
+    """
+    entries = list(entries)
+    names = {st.filename.rstrip("/") for st in entries}
+    implied = sorted(parent_directories(names) - names)
+    return entries + [FileStat.directory(name) for name in implied]

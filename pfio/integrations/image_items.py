@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..api import from_url, open_url
+from ..fs.stat import FileStat
 
 #: file name extensions taken as images when a directory or container is listed
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp")
@@ -103,17 +104,17 @@ def _from_list_file(url: str, root: str | None) -> ImageItems:
 
 def _from_tree(url: str, extensions: tuple[str, ...]) -> ImageItems:
     with from_url(url) as fs:
-        names = sorted(_images(fs.list(recursive=True), extensions))
+        names = sorted(_images(fs.list(recursive=True, detail=True), extensions))
     classes = sorted({name.split("/", 1)[0] for name in names if "/" in name})
     index = {name: i for i, name in enumerate(classes)}
     labels = [index[n.split("/", 1)[0]] if "/" in n else -1 for n in names]
     return ImageItems(url, names, labels, classes)
 
 
-def _images(names: Iterator[str], extensions: tuple[str, ...]) -> Iterator[str]:
-    for name in names:
-        if not name.endswith("/") and name.lower().endswith(extensions):
-            yield name
+def _images(entries: Iterator[FileStat], extensions: tuple[str, ...]) -> Iterator[str]:
+    for st in entries:
+        if not st.isdir() and st.filename.lower().endswith(extensions):
+            yield st.filename
 
 
 def decode_image(data: bytes, decoder: str = "cv2") -> Any:

@@ -135,8 +135,9 @@ class PfioShardDataset(torch.utils.data.IterableDataset):
         index = {name: i for i, name in enumerate(self.classes)}
         for shard in self.my_shards():
             with from_url(shard) as archive:
-                for name in archive.list(recursive=True):
-                    if name.endswith("/") or not name.lower().endswith(self.extensions):
+                for st in archive.list(recursive=True, detail=True):
+                    name = st.filename
+                    if st.isdir() or not name.lower().endswith(self.extensions):
                         continue
                     with archive.open(name, "rb") as f:
                         image = decode_image(f.read(), self.decoder)
@@ -160,4 +161,4 @@ def _distributed_place(rank: int | None, world_size: int | None) -> tuple[int, i
 
 def _top_dirs(shard: str) -> list[str]:
     with from_url(shard) as archive:
-        return sorted(name.rstrip("/") for name in archive.list() if name.endswith("/"))
+        return sorted(st.filename for st in archive.list(detail=True) if st.isdir())

@@ -15,6 +15,7 @@ from .._uri import parse_uri
 from ..api import from_url as _from_url
 from ..api import open_url as _open_url
 from ..containers.base import ArchiveFS
+from ..errors import os_error_args
 from ..fs.base import FS
 from ..fs.stat import FileStat
 from ..version import __version__
@@ -70,9 +71,9 @@ def from_url(url: str, *, force_type: str | None = None, create: bool = False,
     try:
         fs = _forced(url, force_type, create, options)
     except NotADirectoryError as exc:
-        raise RootNotADirectoryError(*_os_error_args(exc)) from exc
+        raise RootNotADirectoryError(*os_error_args(exc)) from exc
     except FileNotFoundError as exc:
-        raise RootNotFoundError(*_os_error_args(exc)) from exc
+        raise RootNotFoundError(*os_error_args(exc)) from exc
     if http_cache is not None:
         from ..cache.http_cached_fs import HTTPCachedFS
 
@@ -103,13 +104,6 @@ def open_url(url: str, mode: str = "r", *, force_type: str | None = None,
             fs.close()  # it releases its backing file once the member is closed
 
 
-def _os_error_args(exc: OSError) -> tuple[Any, ...]:
-    """The arguments that make an ``OSError`` like ``exc`` (its file name included)."""
-    if exc.errno is None:
-        return exc.args
-    return (exc.errno, exc.strerror, exc.filename)
-
-
 def _forced(url: str, force_type: str | None, create: bool, options: dict[str, Any]) -> FS:
     if force_type is None:
         return _from_url(url, create=create, **options)
@@ -124,7 +118,9 @@ def _forced(url: str, force_type: str | None, create: bool, options: dict[str, A
         if not name:
             raise ValueError(f"{url!r} names no file to open as a {force_type} archive")
         outer = _from_url(str(parent), **options)
-        archive = outer.open_zip(name) if force_type == "zip" else outer.open_tar(name)
+        archive_options = {"trace": True} if options.get("trace") else {}
+        opener = outer.open_zip if force_type == "zip" else outer.open_tar
+        archive = opener(name, **archive_options)
         archive.owns_backing_fs = True
         return archive
     if force_type.lower() != uri.scheme:

@@ -43,13 +43,21 @@ def test_members_read_back(archive):
                 assert f.read() == data
 
 
-def test_list_top_marks_directories(archive):
-    assert sorted(archive.list()) == ["dir/", "top.txt"]
+def test_list_names_directories_without_a_slash_as_pfio2_zip(archive):
+    assert sorted(archive.list()) == ["dir", "top.txt"]
 
 
-def test_list_recursive(archive):
+def test_list_recursive_names_the_members_only(archive):
+    # "dir/sub" has no entry of its own: only "dir/sub/b.bin" implies it
     assert sorted(archive.list(recursive=True)) == [
-        "dir/", "dir/a.txt", "dir/sub/", "dir/sub/b.bin", "top.txt"]
+        "dir", "dir/a.txt", "dir/sub/b.bin", "top.txt"]
+
+
+def test_list_detail_names_the_same_entries(archive):
+    listed = {st.filename: st.isdir() for st in archive.list(recursive=True, detail=True)}
+    assert listed == {"dir": True, "dir/a.txt": False, "dir/sub/b.bin": False,
+                      "top.txt": False}
+    assert {st.filename for st in archive.list("dir", detail=True)} == {"a.txt", "sub"}
 
 
 def test_stat_of_member(archive):
@@ -94,14 +102,15 @@ def test_member_file_is_seekable_with_peek(archive):
 def test_archive_without_directory_entries(make_zip, local):
     make_zip({"x/y/z.txt": b"z"})
     with local.open_zip("a.zip") as z:
-        assert list(z.list()) == ["x/"]
+        assert list(z.list()) == ["x"] and list(z.list("x")) == ["y"]
+        assert list(z.list(recursive=True)) == ["x/y/z.txt"]
         assert z.isdir("x/y") and z.open("x/y/z.txt", "rb").read() == b"z"
 
 
 def test_subfs_of_archive(archive):
     sub = archive.subfs("dir")
     assert sub.open("a.txt", "rb").read() == MEMBERS["dir/a.txt"]
-    assert sorted(sub.list()) == ["a.txt", "sub/"]
+    assert sorted(sub.list()) == ["a.txt", "sub"]
 
 
 def test_bzip2_and_lzma_members(make_zip, local):
@@ -168,7 +177,8 @@ def test_more_than_65535_members(tmp_path, local):
     (tmp_path / "a.zip").write_bytes(_many_empty_members(count))
     assert len(zipfile.ZipFile(tmp_path / "a.zip").namelist()) == count  # a valid archive
     with local.open_zip("a.zip") as z:
-        assert sum(1 for _ in z.list(recursive=True)) == count + 7
+        assert sum(1 for _ in z.list(recursive=True)) == count  # 7 implied directories
+        assert sum(1 for _ in z.list()) == 7
         assert z.exists(f"d{count % 7}/{count - 7}")
 
 
@@ -437,7 +447,8 @@ def test_traversal_names_stay_inside(tmp_path, zip_bytes):
     (inner / "a.zip").write_bytes(zip_bytes({"../secret.txt": b"inside",
                                              "/etc/abs.txt": b"abs", "a/../../b": b"b"}))
     with Local(inner).open_zip("a.zip") as z:
-        assert sorted(z.list(recursive=True)) == ["b", "etc/", "etc/abs.txt", "secret.txt"]
+        assert sorted(z.list(recursive=True)) == ["b", "etc/abs.txt", "secret.txt"]
+        assert sorted(z.list()) == ["b", "etc", "secret.txt"]
         assert z.open("../secret.txt", "rb").read() == b"inside"
         assert z.open("/etc/abs.txt", "rb").read() == b"abs"
         with pytest.raises(FileNotFoundError):
@@ -520,7 +531,7 @@ def test_zip_on_mem(request, zip_bytes):
 def test_from_url_opens_the_archive(make_zip, tmp_path):
     make_zip(MEMBERS)
     with pfio.from_url(str(tmp_path / "a.zip")) as z:
-        assert isinstance(z, Zip) and sorted(z.list()) == ["dir/", "top.txt"]
+        assert isinstance(z, Zip) and sorted(z.list()) == ["dir", "top.txt"]
 
 
 def test_from_url_inside_the_archive(make_zip, tmp_path):

@@ -63,7 +63,7 @@ def test_force_type_zip_opens_a_file_without_the_suffix(tmp_path):
     pytest.importorskip("pfio.containers.zip")
     ZipForTest(tmp_path / "archive.bin")
     with pfio.v2.from_url(str(tmp_path / "archive.bin"), force_type="zip") as fs:
-        assert sorted(fs.list()) == ["dir/", "file"]
+        assert sorted(fs.list()) == ["dir", "file"]
         with fs.open("dir/f", "rb") as f:
             assert f.read() == b"bar"
 

@@ -60,7 +60,7 @@ def test_zip_on_local(tmp_path):
     with pfio.testing.ZipForTest(path, {"a.txt": b"A", "d": {"b.bin": b"BB"}}):
         with pfio.v2.from_url(path) as fs:
             assert isinstance(fs, pfio.v2.Zip)
-            assert sorted(fs.list(recursive=True)) == ["a.txt", "d/", "d/b.bin"]
+            assert sorted(fs.list(recursive=True)) == ["a.txt", "d/b.bin"]
             with fs.open("a.txt") as f:
                 assert f.read() == "A"
             st = fs.stat("d/b.bin")
@@ -116,7 +116,7 @@ def test_zip_on_s3(s3_env, s3_bucket):
         with fs.open("t.zip", "wb") as f:
             f.write(_zip_bytes({"a.txt": b"A" * 10, "d/b": b"B"}))
     with pfio.v2.from_url(f"s3://{s3_bucket}/t.zip") as zfs:
-        assert sorted(zfs.list(recursive=True)) == ["a.txt", "d/", "d/b"]
+        assert sorted(zfs.list(recursive=True)) == ["a.txt", "d/b"]
         with zfs.open("a.txt", "rb") as f:
             assert f.read() == b"A" * 10
 
@@ -191,6 +191,6 @@ def test_mock_aws_zip_members(mock_s3):
         with fs.open("t.zip", "wb") as f:
             f.write(_zip_bytes({"a.txt": b"A", "d/b": b"B" * 100}))
     with pfio.v2.from_url(f"{mock_s3}/t.zip") as zfs:
-        assert sorted(zfs.list(recursive=True)) == ["a.txt", "d/", "d/b"]
+        assert sorted(zfs.list(recursive=True)) == ["a.txt", "d/b"]
         with zfs.open("d/b", "rb") as f:
             assert f.read() == b"B" * 100

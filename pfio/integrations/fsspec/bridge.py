@@ -26,7 +26,7 @@ from ..._uri import parse_uri, split_container_path
 from ...api import from_url
 from ...fs.base import FS, _has_magic
 from ...fs.positional import PositionalReader
-from ...fs.stat import FileStat
+from ...fs.stat import FileStat, with_implied_directories
 from ...trace.redact import redact
 
 #: keyword arguments of fsspec's ``open`` that pfio's ``FS.open`` takes as they are
@@ -125,7 +125,8 @@ class PfioFileSystem(AbstractFileSystem):
         found: dict[str, dict[str, Any]] = {}
         with self._target(path) as (fs, name):
             try:
-                for st in fs.list(name, recursive=True, detail=True):
+                listing = fs.list(name, recursive=True, detail=True)
+                for st in with_implied_directories(listing) if withdirs else listing:
                     if withdirs or not st.isdir():
                         full = posixpath.join(path, st.filename.rstrip("/"))
                         found[full] = _entry(full, st)

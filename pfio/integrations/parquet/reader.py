@@ -238,8 +238,9 @@ def _parquet_files(url: str) -> list[str]:
     if url.endswith(".parquet"):
         return [url]
     with from_url(url) as fs:
-        names = sorted(n for n in fs.list(recursive=True) if n.endswith(".parquet")
-                       and not posixpath.basename(n).startswith((".", "_")))
+        names = sorted(st.filename for st in fs.list(recursive=True, detail=True)
+                       if not st.isdir() and st.filename.endswith(".parquet")
+                       and not posixpath.basename(st.filename).startswith((".", "_")))
     if not names:
         raise FileNotFoundError(f"no .parquet files under {url}")
     return [posixpath.join(url, n) for n in names]
