@@ -41,11 +41,11 @@ _ERROR_BODY = ('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{code}</Cod
                '<Message>injected by pfio.testing.faultproxy</Message></Error>')
 
 
-class _Closed(Exception):
-    """The peer closed its side."""
+class PeerClosed(Exception):
+    """The peer closed its side (raised by :class:`MessageReader`)."""
 
 
-class _Stream:
+class MessageReader:
     """Reads of HTTP messages from a socket: lines, exact byte counts."""
 
     def __init__(self, sock: socket.socket) -> None:
@@ -55,7 +55,7 @@ class _Stream:
     def _more(self) -> None:
         data = self.sock.recv(1 << 16)
         if not data:
-            raise _Closed
+            raise PeerClosed
         self.buf += data
 
     def head(self) -> bytes:
@@ -102,13 +102,14 @@ class _Stream:
         try:
             while True:
                 self._more()
-        except (_Closed, OSError):
+        except (PeerClosed, OSError):
             data = bytes(self.buf)
             self.buf.clear()
             return data
 
 
-def _headers(head: bytes) -> dict[str, str]:
+def header_fields(head: bytes) -> dict[str, str]:
+    """The header fields of an HTTP message's ``head`` (names in lower case)."""
     lines = head.decode("latin-1").split("\r\n")[1:]
     return {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines if ln)}
 
@@ -199,7 +200,7 @@ def _answer(head: bytes, body: bytes, request: Request) -> Answer:
 
 
 def _dechunk(raw: bytes) -> bytes:
-    """The body of a chunked message ``raw`` (as :meth:`_Stream.chunked` returns it)."""
+    """The body of a chunked message ``raw`` (as :meth:`MessageReader.chunked` returns it)."""
     body = bytearray()
     at = 0
     while True:
@@ -374,12 +375,12 @@ class FaultProxy:
     def _serve(self, client: socket.socket) -> None:
         upstream: socket.socket | None = None
         try:
-            reader = _Stream(client)
-            up_reader: _Stream | None = None
+            reader = MessageReader(client)
+            up_reader: MessageReader | None = None
             while True:
                 head = reader.head()
                 method = head.split(b" ", 1)[0].decode("latin-1")
-                headers = _headers(head)
+                headers = header_fields(head)
                 if headers.get("expect", "").lower() == "100-continue":
                     client.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
                     head = _without_expect(head)
@@ -397,11 +398,11 @@ class FaultProxy:
                 if upstream is None:
                     upstream = socket.create_connection(self.upstream)
                     upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                    up_reader = _Stream(upstream)
+                    up_reader = MessageReader(upstream)
                 upstream.sendall(head + body)
                 if not self._relay_response(client, up_reader, request):
                     return
-        except (_Closed, OSError):
+        except (PeerClosed, OSError):
             return
         finally:
             _close(client)
@@ -439,13 +440,13 @@ class FaultProxy:
         lines = head.split(b"\r\n")
         return b"\r\n".join(ln for ln in lines if not ln.lower().startswith(b"range:"))
 
-    def _relay_response(self, client: socket.socket, up: _Stream, request: Request) -> bool:
+    def _relay_response(self, client: socket.socket, up: MessageReader, request: Request) -> bool:
         """Relay one response; False when the client connection must end."""
         method = request.method
         head = up.head()
         while head.split(b" ", 2)[1].startswith(b"1"):  # answered to the client already
             head = up.head()
-        headers = _headers(head)
+        headers = header_fields(head)
         status = int(head.split(b" ", 2)[1])
         keep = headers.get("connection", "").lower() != "close"
         if method == "HEAD" or status in (204, 304):

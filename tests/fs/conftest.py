@@ -15,6 +15,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from .hostile import LoopbackServer
+
 
 @pytest.fixture(scope="session", params=["moto", "ceph"])
 def s3_server(request: pytest.FixtureRequest):
@@ -67,31 +69,9 @@ def _certificates(directory: Path) -> tuple[Path, Path, Path]:
     return paths
 
 
-class _Relay:
-    """A server on 127.0.0.1 whose ``_serve(client)`` runs in a thread per connection;
-    ``close`` ends every connection it made (``sockets``) and every thread."""
-
-    def __init__(self) -> None:
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.listener.settimeout(0.1)
-        self.port = self.listener.getsockname()[1]
-        self.stopping = threading.Event()
-        self.sockets: list[socket.socket] = []
-        self.threads = [threading.Thread(target=self._accept, daemon=True)]
-        self.threads[0].start()
-
-    def _serve(self, client: socket.socket) -> None:
-        raise NotImplementedError
-
-    def _accept(self) -> None:
-        while not self.stopping.is_set():
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                continue
-            thread = threading.Thread(target=self._serve, args=(client,), daemon=True)
-            self.threads.append(thread)
-            thread.start()
+class _Relay(LoopbackServer):
+    """A server on 127.0.0.1 whose ``_serve(client)`` runs in a thread per connection and may
+    relay bytes to an upstream; ``close`` ends every connection and every thread."""
 
     def _relay(self, client: socket.socket, upstream: socket.socket) -> None:
         """Pass bytes both ways between ``client`` and ``upstream`` until both end."""
@@ -100,18 +80,6 @@ class _Relay:
         self.threads.append(pump)
         pump.start()
         _pump(client, upstream)
-
-    def close(self) -> None:
-        self.stopping.set()
-        for sock in self.sockets:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            sock.close()
-        for thread in self.threads:
-            thread.join(timeout=10)
-        self.listener.close()
 
 
 class _TlsProxy(_Relay):

@@ -104,12 +104,12 @@ class Peer:
                 self.sock = self.sock.unwrap()
             except OSError:
                 pass
-        _shut(self.sock)
+        shut(self.sock)
 
     def drop(self) -> None:
         """Close without a ``close_notify`` (TLS: a truncation attack's EOF; plain TCP: a
         clean FIN)."""
-        _shut(self.sock)
+        shut(self.sock)
 
     def reset(self) -> None:
         """Abort the connection: a TCP RST instead of a FIN."""
@@ -120,38 +120,33 @@ class Peer:
         self.sock.close()
 
 
-class HostileServer:
-    """Listens on ``host`` (``127.0.0.1``, or ``::1``) at a free port; runs ``script`` for
-    each connection. With ``tls`` (a server context) connections are TLS, the handshake
-    done before the script runs unless ``handshake`` is False (the script then gets the
-    raw socket). ``endpoint`` is the URL to give the client; ``connections`` counts the
-    accepted connections, ``requests`` holds the request heads scripts read."""
+class LoopbackServer:
+    """Listens on ``host`` (``127.0.0.1``, or ``::1``) at a free port and runs
+    ``_serve(client)`` in a thread per accepted connection. ``close`` (or leaving the
+    ``with`` block) stops the listener, shuts every socket in ``sockets`` (the accepted ones,
+    and any a subclass adds) and waits for every thread."""
 
-    def __init__(self, script: Callable[[Peer], None], tls: ssl.SSLContext | None = None,
-                 handshake: bool = True, host: str = "127.0.0.1") -> None:
-        self.script = script
-        self.tls = tls
-        self.handshake = handshake
+    def __init__(self, host: str = "127.0.0.1") -> None:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.listener = socket.create_server((host, 0), family=family)
         self.listener.settimeout(0.05)
         self.port = self.listener.getsockname()[1]
-        authority = f"[{host}]" if ":" in host else host
-        self.endpoint = f"{'https' if tls else 'http'}://{authority}:{self.port}"
+        self.authority = f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
         self.stopping = threading.Event()
         self.connections = 0
-        self.requests: list[bytes] = []
-        self.errors: list[BaseException] = []
-        self._sockets: list[socket.socket] = []
-        self._threads = [threading.Thread(target=self._accept, daemon=True)]
-        self._threads[0].start()
+        self.sockets: list[socket.socket] = []
+        self.threads = [threading.Thread(target=self._accept, daemon=True)]
+        self.threads[0].start()
 
-    def __enter__(self) -> HostileServer:
+    def __enter__(self) -> LoopbackServer:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  traceback: TracebackType | None) -> None:
         self.close()
+
+    def _serve(self, client: socket.socket) -> None:
+        raise NotImplementedError
 
     def _accept(self) -> None:
         while not self.stopping.is_set():
@@ -160,19 +155,46 @@ class HostileServer:
             except OSError:
                 continue
             self.connections += 1
-            self._sockets.append(client)
+            self.sockets.append(client)
             thread = threading.Thread(target=self._serve, args=(client,), daemon=True)
-            self._threads.append(thread)
+            self.threads.append(thread)
             thread.start()
+
+    def close(self) -> None:
+        """Stop: the listener, every connection, every thread (waited for)."""
+        self.stopping.set()
+        self.threads[0].join(timeout=PATIENCE)  # accepts no more
+        self.listener.close()
+        for sock in list(self.sockets):
+            shut(sock)
+        for thread in self.threads[1:]:
+            thread.join(timeout=PATIENCE)
+
+
+class HostileServer(LoopbackServer):
+    """Runs ``script`` for each connection. With ``tls`` (a server context) connections are
+    TLS, the handshake done before the script runs unless ``handshake`` is False (the script
+    then gets the raw socket). ``endpoint`` is the URL to give the client; ``connections``
+    counts the accepted connections, ``requests`` holds the request heads scripts read."""
+
+    def __init__(self, script: Callable[[Peer], None], tls: ssl.SSLContext | None = None,
+                 handshake: bool = True, host: str = "127.0.0.1") -> None:
+        self.script = script
+        self.tls = tls
+        self.handshake = handshake
+        self.requests: list[bytes] = []
+        self.errors: list[BaseException] = []
+        super().__init__(host)
+        self.endpoint = f"{'https' if tls else 'http'}://{self.authority}"
 
     def _serve(self, client: socket.socket) -> None:
         client.settimeout(PATIENCE)
         try:
             if self.tls is not None and self.handshake:
                 client = self.tls.wrap_socket(client, server_side=True)
-                self._sockets.append(client)
+                self.sockets.append(client)
             if self.stopping.is_set():  # (stopped during the handshake)
-                _shut(client)
+                shut(client)
                 return
             self.script(Peer(self, client))
         except OSError:
@@ -181,18 +203,14 @@ class HostileServer:
             self.errors.append(exc)
 
     def close(self) -> None:
-        """Stop: the listener, every connection, every script (waited for)."""
-        self.stopping.set()
-        self._threads[0].join(timeout=PATIENCE)  # accepts no more
-        self.listener.close()
-        for sock in list(self._sockets):
-            _shut(sock)
-        for thread in self._threads[1:]:
-            thread.join(timeout=PATIENCE)
+        """Stop everything (see :class:`LoopbackServer`); a script that broke fails the
+        test."""
+        super().close()
         assert not self.errors, self.errors
 
 
-def _shut(sock: socket.socket) -> None:
+def shut(sock: socket.socket) -> None:
+    """Shut ``sock`` down both ways and close it (whatever state it is in)."""
     try:
         sock.shutdown(socket.SHUT_RDWR)
     except (OSError, ValueError):

@@ -23,6 +23,9 @@ import pytest
 
 from pfio.fs.s3 import S3
 from pfio.fs.s3.writer import Completion
+from pfio.testing.faultproxy import MessageReader, PeerClosed, header_fields
+
+from .hostile import LoopbackServer, shut
 
 MIB = 1 << 20
 NO_SUCH_UPLOAD = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchUpload</Code>'
@@ -31,63 +34,7 @@ INTERNAL = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InternalError
             b'<Message>scripted</Message></Error>')
 
 
-class _Closed(Exception):
-    pass
-
-
-class _Reader:
-    """Reads HTTP/1.1 messages off a socket."""
-
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.buf = bytearray()
-
-    def _more(self) -> None:
-        data = self.sock.recv(1 << 16)
-        if not data:
-            raise _Closed
-        self.buf += data
-
-    def until(self, marker: bytes) -> bytes:
-        while (end := self.buf.find(marker)) < 0:
-            self._more()
-        out = bytes(self.buf[:end + len(marker)])
-        del self.buf[:end + len(marker)]
-        return out
-
-    def exactly(self, n: int) -> bytes:
-        while len(self.buf) < n:
-            self._more()
-        out = bytes(self.buf[:n])
-        del self.buf[:n]
-        return out
-
-    def chunked(self) -> bytes:
-        out = b""
-        while True:
-            line = self.until(b"\r\n")
-            out += line
-            size = int(line.split(b";")[0], 16)
-            if size == 0:
-                while (trailer := self.until(b"\r\n")) != b"\r\n":
-                    out += trailer
-                return out + b"\r\n"
-            out += self.exactly(size + 2)
-
-    def rest(self) -> bytes:
-        try:
-            while True:
-                self._more()
-        except (_Closed, OSError):
-            return bytes(self.buf)
-
-
-def _fields(head: bytes) -> dict[str, str]:
-    lines = head.decode("latin-1").split("\r\n")[1:]
-    return {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines if ln)}
-
-
-def _body(reader: _Reader, fields: dict[str, str]) -> bytes:
+def _body(reader: MessageReader, fields: dict[str, str]) -> bytes:
     if "chunked" in fields.get("transfer-encoding", ""):
         return reader.chunked()
     return reader.exactly(int(fields.get("content-length", 0)))
@@ -98,7 +45,7 @@ def _answer(status: int, body: bytes) -> bytes:
             f"Content-Length: {len(body)}\r\n\r\n").encode() + body
 
 
-class CompletionProxy:
+class CompletionProxy(LoopbackServer):
     """A relay to ``upstream`` on 127.0.0.1 (``endpoint``); see the module documentation.
 
     ``completions`` is the list of what to do with the next CompleteMultipartUpload
@@ -115,20 +62,8 @@ class CompletionProxy:
         self.lost = 0
         self.seen: list[tuple[str, str]] = []
         self._lock = threading.Lock()
-        self._sockets: list[socket.socket] = []
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.endpoint = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            with self._lock:
-                self._sockets.append(client)
-            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+        super().__init__()
+        self.endpoint = f"http://{self.authority}"
 
     def _action(self, method: str, target: str) -> str:
         with self._lock:
@@ -145,13 +80,12 @@ class CompletionProxy:
 
     def _serve(self, client: socket.socket) -> None:
         upstream = socket.create_connection(self.upstream)
-        with self._lock:
-            self._sockets.append(upstream)
-        reader, answers = _Reader(client), _Reader(upstream)
+        self.sockets.append(upstream)
+        reader, answers = MessageReader(client), MessageReader(upstream)
         try:
             while True:
-                head = reader.until(b"\r\n\r\n")
-                fields = _fields(head)
+                head = reader.head()
+                fields = header_fields(head)
                 if fields.get("expect", "").lower() == "100-continue":
                     client.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
                     head = b"\r\n".join(line for line in head.split(b"\r\n")
@@ -168,48 +102,33 @@ class CompletionProxy:
                     client.sendall(_answer(500, INTERNAL))
                     continue
                 upstream.sendall(head + body)
-                answer = answers.until(b"\r\n\r\n")
+                answer = answers.head()
                 while answer.split(b" ", 2)[1].startswith(b"1"):
-                    answer = answers.until(b"\r\n\r\n")
-                got = _fields(answer)
+                    answer = answers.head()
+                got = header_fields(answer)
                 status = int(answer.split(b" ", 2)[1])
                 if method == "HEAD" or status in (204, 304):
                     rest = b""
                 elif "chunked" in got.get("transfer-encoding", "") or "content-length" in got:
                     rest = _body(answers, got)
                 else:
-                    rest = answers.rest()
+                    rest = answers.until_closed()
                 if action == "apply-and-lose":
                     return  # applied by the server; the client never hears of it
                 client.sendall(answer + rest)
                 if "content-length" not in got and "chunked" not in \
                         got.get("transfer-encoding", "") and method != "HEAD":
                     return
-        except (_Closed, OSError):
+        except (PeerClosed, OSError):
             return
         finally:
             for sock in (client, upstream):
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-                sock.close()
+                shut(sock)
 
     def aborts(self) -> list[str]:
         """The targets of the AbortMultipartUpload requests seen."""
         return [target for method, target in self.seen
                 if method == "DELETE" and "uploadId=" in target]
-
-    def close(self) -> None:
-        self._listener.close()
-        with self._lock:
-            sockets = list(self._sockets)
-        for sock in sockets:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            sock.close()
 
 
 @pytest.fixture
