@@ -1,28 +1,31 @@
 """The S3 requests other than GET of an engine that speaks S3's REST protocol itself (the
 ``http`` engine): HEAD, listings, PUT and multipart uploads, DELETE (one object, or a batch
 with DeleteObjects), server-side copies (CopyObject, UploadPartCopy) and the bucket
-requests (HeadBucket, CreateBucket), built and read with :mod:`pfio.fs.s3.wire` and the
-few helpers below, sent with the engine's ``_send``. So the engine needs botocore for
-nothing but credentials, and botocore's debug log never sees a signed request of it.
+requests (HeadBucket, CreateBucket), built and read with :mod:`pfio.fs.s3.wire`, sent with
+the engine's ``_send``. So the engine needs botocore for nothing but credentials, and
+botocore's debug log never sees a signed request of it.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import xml.etree.ElementTree as ElementTree
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
-from xml.sax.saxutils import escape
 
 from .wire import (
     Endpoint,
+    bucket_configuration,
     check_completion,
     completion_body,
+    copy_source,
+    delete_body,
     head_response,
     listing_query,
+    parse_delete_result,
     parse_listing,
     with_upload_id,
+    xml_text,
 )
 
 if TYPE_CHECKING:
@@ -136,52 +139,3 @@ class RestRequests:
         region = self._region
         body = b"" if region == "us-east-1" else bucket_configuration(region)
         return self._send("PUT", bucket, "", "", [], body)
-
-
-# -- bodies and answers of the requests above (no IO) ------------------------------------
-
-def copy_source(bucket: str, key: str) -> str:
-    """The ``x-amz-copy-source`` header of a copy of ``key`` in ``bucket`` (URL-encoded)."""
-    return quote(f"{bucket}/{key}", safe="/~")
-
-
-def delete_body(keys: list[str]) -> bytes:
-    """The XML body of a quiet DeleteObjects request for ``keys``."""
-    objects = "".join(f"<Object><Key>{escape(key)}</Key></Object>" for key in keys)
-    return f"<Delete><Quiet>true</Quiet>{objects}</Delete>".encode()
-
-
-def bucket_configuration(region: str) -> bytes:
-    """The XML body of CreateBucket for a bucket in ``region`` (not us-east-1)."""
-    return ("<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
-            f"<LocationConstraint>{escape(region)}</LocationConstraint>"
-            "</CreateBucketConfiguration>").encode()
-
-
-def _local(tag: str) -> str:
-    return tag.rpartition("}")[2]
-
-
-def xml_text(body: bytes, name: str) -> str | None:
-    """The text of the first element called ``name`` (any namespace) of an XML ``body``."""
-    for element in ElementTree.fromstring(body).iter():
-        if _local(element.tag) == name:
-            return element.text or ""
-    return None
-
-
-def parse_delete_result(body: bytes, meta: dict[str, Any]) -> dict[str, Any]:
-    """A DeleteObjects answer as botocore's ``delete_objects`` returns it: ``Errors``
-    (``Key``, ``Code``, ``Message`` of each key not deleted).
-
-    Raises:
-        ServerError: the answer is an error as a whole.
-    """
-    root = ElementTree.fromstring(body) if body.strip() else None
-    if root is not None and _local(root.tag) == "Error":
-        check_completion({"Body": body, "ResponseMetadata": meta})
-    errors = []
-    for element in (root if root is not None else ()):
-        if _local(element.tag) == "Error":
-            errors.append({_local(child.tag): child.text or "" for child in element})
-    return {"Errors": errors} if errors else {}

@@ -191,3 +191,50 @@ def get_headers(rng: str, if_match: str | None) -> list[tuple[str, str]]:
     if if_match:
         headers.append(("if-match", if_match))
     return headers
+
+
+def copy_source(bucket: str, key: str) -> str:
+    """The ``x-amz-copy-source`` header of a copy of ``key`` in ``bucket`` (URL-encoded)."""
+    return quote(f"{bucket}/{key}", safe="/~")
+
+
+def delete_body(keys: list[str]) -> bytes:
+    """The XML body of a quiet DeleteObjects request for ``keys``."""
+    objects = "".join(f"<Object><Key>{escape(key)}</Key></Object>" for key in keys)
+    return f"<Delete><Quiet>true</Quiet>{objects}</Delete>".encode()
+
+
+def bucket_configuration(region: str) -> bytes:
+    """The XML body of CreateBucket for a bucket in ``region`` (not us-east-1)."""
+    return ("<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+            f"<LocationConstraint>{escape(region)}</LocationConstraint>"
+            "</CreateBucketConfiguration>").encode()
+
+
+def _local(tag: str) -> str:
+    return tag.rpartition("}")[2]
+
+
+def xml_text(body: bytes, name: str) -> str | None:
+    """The text of the first element called ``name`` (any namespace) of an XML ``body``."""
+    for element in ElementTree.fromstring(body).iter():
+        if _local(element.tag) == name:
+            return element.text or ""
+    return None
+
+
+def parse_delete_result(body: bytes, meta: dict[str, Any]) -> dict[str, Any]:
+    """A DeleteObjects answer as botocore's ``delete_objects`` returns it: ``Errors``
+    (``Key``, ``Code``, ``Message`` of each key not deleted).
+
+    Raises:
+        ServerError: the answer is an error as a whole.
+    """
+    root = ElementTree.fromstring(body) if body.strip() else None
+    if root is not None and _local(root.tag) == "Error":
+        check_completion({"Body": body, "ResponseMetadata": meta})
+    errors = []
+    for element in (root if root is not None else ()):
+        if _local(element.tag) == "Error":
+            errors.append({_local(child.tag): child.text or "" for child in element})
+    return {"Errors": errors} if errors else {}
