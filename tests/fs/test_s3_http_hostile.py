@@ -497,6 +497,11 @@ def test_a_delete_answered_204_and_a_head_are_valid(hostile) -> None:
     assert engine.head_object("b", "k")["ContentLength"] == 1000
 
 
+def test_a_head_without_a_length_is_an_error_not_an_empty_object(hostile) -> None:
+    fs = filesystem(hostile(serve(answer("200 OK", 'ETag: "e1"', "Connection: close"))))
+    assert isinstance(failure(lambda: fs.stat("k")), ProtocolError)
+
+
 def test_bytes_left_after_an_answer_drop_its_connection(hostile) -> None:
     server = hostile(in_turn(ok(b"one") + b"HTTP/1.1 200 OK\r\n", ok(b"two")))
     fs = filesystem(server)

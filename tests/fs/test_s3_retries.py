@@ -146,7 +146,11 @@ def test_retry_after_as_an_http_date() -> None:
     assert retry_after(exc, now=now) == pytest.approx(5, abs=1)
     assert retry_after(error(503, "SlowDown", **{"retry-after": "soon"})) is None
     assert retry_after(error(503, "SlowDown", **{"x-amz-retry-after": "1500"})) == 1.5
-    assert retry_after(error(503, "SlowDown", **{"retry-after": "-3"})) == 0
+
+
+@pytest.mark.parametrize("value", ["-3", "1e9", "+5", "5.5", " "])
+def test_a_retry_after_that_is_neither_digits_nor_a_date_asks_nothing(value: str) -> None:
+    assert retry_after(error(503, "SlowDown", **{"retry-after": value})) is None
 
 
 def test_retry_after_is_capped() -> None:

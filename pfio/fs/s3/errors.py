@@ -142,10 +142,8 @@ def retry_after(exc: BaseException, now: float | None = None) -> float | None:
     value = headers.get("retry-after")
     if value is not None:
         text = str(value).strip()
-        try:
-            return max(0.0, float(text))
-        except ValueError:
-            pass
+        if text.isascii() and text.isdigit():  # delta-seconds: 1*DIGIT (RFC 9110)
+            return float(text)
         try:
             when = email.utils.parsedate_to_datetime(text)
         except (TypeError, ValueError, IndexError):
@@ -155,10 +153,8 @@ def retry_after(exc: BaseException, now: float | None = None) -> float | None:
         return max(0.0, when.timestamp() - (time.time() if now is None else now))
     value = headers.get("x-amz-retry-after")
     if value is not None:
-        try:
-            return max(0.0, int(str(value).strip()) / 1000)
-        except ValueError:
-            return None
+        text = str(value).strip()
+        return int(text) / 1000 if text.isascii() and text.isdigit() else None
     return None
 
 

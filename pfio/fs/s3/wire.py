@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote_plus, urlsplit
 from xml.sax.saxutils import escape
 
-from .errors import ServerError
+from .errors import ProtocolError, ServerError
 from .sigv4 import Credentials
 
 if TYPE_CHECKING:
@@ -120,10 +120,18 @@ def check_completion(response: dict[str, Any]) -> dict[str, Any]:
 def head_response(status: int, headers: dict[str, str]) -> dict[str, Any]:
     """A HEAD of an object's answer (lower-case ``headers``) as botocore's ``head_object``
     returns it: ``ContentLength``, ``LastModified`` (an aware ``datetime``), ``ETag``,
-    ``ContentType``, ``Metadata`` (the ``x-amz-meta-*`` headers) and ``ResponseMetadata``."""
+    ``ContentType``, ``Metadata`` (the ``x-amz-meta-*`` headers) and ``ResponseMetadata``.
+
+    Raises:
+        ProtocolError: the answer tells no length (a size read as 0 would be wrong).
+    """
+    length = headers.get("content-length")
+    if length is None or not (length.isascii() and length.isdigit()):
+        raise ProtocolError(f"the HEAD of an object was answered without its length "
+                            f"(Content-Length: {length!r})")
     response: dict[str, Any] = {
         "ResponseMetadata": {"HTTPStatusCode": status, "HTTPHeaders": headers},
-        "ContentLength": int(headers.get("content-length", 0)),
+        "ContentLength": int(length),
         "ETag": headers.get("etag", ""),
         "Metadata": {name[len(_META):]: value for name, value in headers.items()
                      if name.startswith(_META)},
