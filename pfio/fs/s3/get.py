@@ -239,7 +239,7 @@ class _Sink:
 
     def refuse(self, what: str) -> _Refused:
         """The error for an answer that is not of the bytes asked for."""
-        return _Refused(errno.EIO, f"S3 answered with {what}: not the bytes asked for",
+        return _Refused(errno.EIO, f"not the bytes asked for ({what})",
                         self.url)
 
     def check_empty(self, size: int) -> int:

@@ -423,7 +423,7 @@ class Http1Connection:
         try:
             n = self.sock.recv_into(target, 0, flags)
         except (TimeoutError, BlockingIOError, ssl.SSLWantReadError):
-            raise TimeoutError(f"{self.endpoint} did not answer within "
+            raise TimeoutError(f"{self.endpoint} sent nothing for "
                                f"{self.read_timeout:g} s") from None
         except (ConnectionError, ssl.SSLError) as exc:  # a reset, a TLS EOF, a bad record
             if self.reused:
