@@ -16,7 +16,8 @@ engines bypass).
 
 Secrets: with the ``http`` engine botocore sends nothing, so its debug log shows no signed
 request. botocore's ``botocore.endpoint`` logger, which prints each request it sends with
-its ``Authorization`` and ``X-Amz-Security-Token`` headers, gets a
+its ``Authorization`` and ``X-Amz-Security-Token`` headers, and its ``botocore.auth``
+logger, which prints the canonical request it signs, get a
 :class:`pfio.trace.redact.RedactingFilter` when pfio makes a botocore client, so the
 ``boto3`` engine's requests are logged without them (the filter redacts the requests of
 every botocore client of the process).
@@ -417,11 +418,13 @@ def _make_client(settings: S3Settings) -> Any:
 
 
 def _redact_botocore_requests() -> None:
-    """Put a :class:`RedactingFilter` on the logger botocore logs its requests on (with
-    their signing headers), once."""
-    log = logging.getLogger("botocore.endpoint")
-    if not any(isinstance(f, RedactingFilter) for f in log.filters):
-        log.addFilter(RedactingFilter())
+    """Put a :class:`RedactingFilter` on the loggers botocore logs its requests on (with
+    their signing headers: ``botocore.endpoint``) and what it signs (the canonical request,
+    session token included: ``botocore.auth``), once each."""
+    for name in ("botocore.endpoint", "botocore.auth"):
+        log = logging.getLogger(name)
+        if not any(isinstance(f, RedactingFilter) for f in log.filters):
+            log.addFilter(RedactingFilter())
 
 
 __all__ = ["S3Connection", "S3Settings", "Engine", "BodySink", "BodyRest", "engine_name",
