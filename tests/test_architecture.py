@@ -166,7 +166,7 @@ def test_no_import_points_up_the_layers(graph):
 S3_LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("wire", ("sigv4", "errors", "wire")),
     ("transport", ("retry", "rest", "connection", "http1", "http_engine", "boto3_engine")),
-    ("io", ("get", "reader", "writer", "stat", "operations", "filesystem")),
+    ("io", ("get", "reader", "faces", "writer", "stat", "operations", "filesystem")),
 ]
 
 

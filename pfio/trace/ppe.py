@@ -74,23 +74,21 @@ def record_iterable(tag: str, items: Iterable[Any]) -> Iterator[Any]:
 _FILE_ALIASES = {"read_at": "read", "read_tail": "read"}
 
 
-class ProfiledFile:
-    """A file whose method calls are recorded as ``<prefix>:<method>`` (``read``,
-    ``write``, ``close``, ...) and whose ``with`` block's end as ``<prefix>:exit-context``,
-    as PFIO 2.x's traced files were; positional reads (``read_at``, ``read_tail``, which an
-    archive reads its backing file with) count as ``read``. Other attributes are the file's
-    own."""
+class ProfiledCalls:
+    """``target`` whose method calls are recorded as ``<prefix>:<method>`` (``aliases``
+    renames methods: ``{"get": "get_object"}``); its other attributes are its own."""
 
-    def __init__(self, file: Any, prefix: str) -> None:
-        self._file = file
+    def __init__(self, target: Any, prefix: str, aliases: dict[str, str] | None = None) -> None:
+        self._target = target
         self._prefix = prefix
+        self._aliases = aliases or {}
 
     def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._file, name)
+        attr = getattr(self._target, name)
         if not callable(attr):
             return attr
         method = getattr(attr, "__name__", name)
-        tag = f"{self._prefix}:{_FILE_ALIASES.get(method, method)}"
+        tag = f"{self._prefix}:{self._aliases.get(method, method)}"
 
         @functools.wraps(attr)
         def recorded(*args: Any, **kwargs: Any) -> Any:
@@ -99,20 +97,31 @@ class ProfiledFile:
 
         return recorded
 
+    def __repr__(self) -> str:
+        return f"<profiled {self._target!r}>"
+
+
+class ProfiledFile(ProfiledCalls):
+    """A file whose method calls are recorded as ``<prefix>:<method>`` (``read``,
+    ``write``, ``close``, ...) and whose ``with`` block's end as ``<prefix>:exit-context``,
+    as PFIO 2.x's traced files were; positional reads (``read_at``, ``read_tail``, which an
+    archive reads its backing file with) count as ``read``. Other attributes are the file's
+    own."""
+
+    def __init__(self, file: Any, prefix: str) -> None:
+        super().__init__(file, prefix, _FILE_ALIASES)
+
     def __enter__(self) -> ProfiledFile:
-        self._file.__enter__()
+        self._target.__enter__()
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> Any:
         with record(f"{self._prefix}:exit-context"):
-            return self._file.__exit__(exc_type, exc, tb)
+            return self._target.__exit__(exc_type, exc, tb)
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self._file)
-
-    def __repr__(self) -> str:
-        return f"<profiled {self._file!r}>"
+        return iter(self._target)
 
 
 class Profilable:
@@ -142,7 +151,8 @@ class Profilable:
 
 def is_profiled(obj: object) -> bool:
     """True when ``obj`` was made with ``trace=True``: a backend records its own inner
-    steps (``with record("pfio.boto3:get_object"): ...``) only for such objects."""
+    steps only for such objects (S3 its requests, ``pfio.boto3:get_object``, ...: see
+    :class:`ProfiledCalls`)."""
     return "_ppe_base" in type(obj).__dict__
 
 
@@ -205,5 +215,5 @@ def _rebuild(base: type[Profilable], state: Any) -> Any:
     return obj
 
 
-__all__ = ["Profilable", "ProfiledFile", "is_profiled", "profiled_class", "record",
-           "record_iterable"]
+__all__ = ["Profilable", "ProfiledCalls", "ProfiledFile", "is_profiled", "profiled_class",
+           "record", "record_iterable"]

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from .. import registry
-from .._uri import parse_uri
+from .._uri import container_kind, parse_uri
 from ..api import from_url as _from_url
 from ..api import open_url as _open_url
 from ..containers.base import ArchiveFS
@@ -58,6 +58,11 @@ def from_url(url: str, *, force_type: str | None = None, create: bool = False,
             :class:`pfio.v2.HTTPCachedFS`).
         options: backend options. ``reset_on_fork`` is accepted with a
             ``DeprecationWarning`` (filesystems always reconnect after ``fork``).
+            ``mode="w"`` creates the archive ``url`` names (by ``force_type`` or by its
+            suffix), as PFIO 2.x's ``Zip(mode="w")``; elsewhere ``mode`` is ignored, as in
+            PFIO 2.x. An archive keeps the options in ``kwargs`` (PFIO 2.x's attribute),
+            and ``buffering`` reaches its backing file's ``open`` through the filesystem
+            holding it (``buffering=0``: the raw file, as in PFIO 2.x).
 
     Raises:
         RootNotFoundError: the root directory does not exist (and ``create`` is false).
@@ -68,12 +73,18 @@ def from_url(url: str, *, force_type: str | None = None, create: bool = False,
     if options.pop("reset_on_fork", None) is not None:
         warnings.warn("reset_on_fork is deprecated: filesystems reconnect after fork by "
                       "themselves", DeprecationWarning, stacklevel=2)
+    mode = options.pop("mode", None)
+    if mode not in (None, "r") and force_type is None:
+        kind = container_kind(parse_uri(url).split()[1])
+        force_type = kind if kind in _ARCHIVE_TYPES else None  # a new archive, by its name
     try:
-        fs = _forced(url, force_type, create, options)
+        fs = _forced(url, force_type, create, options, mode or "r")
     except NotADirectoryError as exc:
         raise RootNotADirectoryError(*os_error_args(exc)) from exc
     except FileNotFoundError as exc:
         raise RootNotFoundError(*os_error_args(exc)) from exc
+    if isinstance(fs, ArchiveFS):
+        fs.kwargs = {name: value for name, value in options.items() if name != "trace"}
     if http_cache is not None:
         from ..cache.http_cached_fs import HTTPCachedFS
 
@@ -104,7 +115,8 @@ def open_url(url: str, mode: str = "r", *, force_type: str | None = None,
             fs.close()  # it releases its backing file once the member is closed
 
 
-def _forced(url: str, force_type: str | None, create: bool, options: dict[str, Any]) -> FS:
+def _forced(url: str, force_type: str | None, create: bool, options: dict[str, Any],
+            mode: str = "r") -> FS:
     if force_type is None:
         return _from_url(url, create=create, **options)
     if not isinstance(force_type, str):
@@ -120,7 +132,7 @@ def _forced(url: str, force_type: str | None, create: bool, options: dict[str, A
         outer = _from_url(str(parent), **options)
         archive_options = {"trace": True} if options.get("trace") else {}
         opener = outer.open_zip if force_type == "zip" else outer.open_tar
-        archive = opener(name, **archive_options)
+        archive = opener(name, mode, **archive_options)
         archive.owns_backing_fs = True
         return archive
     if force_type.lower() != uri.scheme:

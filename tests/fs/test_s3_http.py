@@ -246,10 +246,10 @@ def test_past_max_parked_open_files_read_on_with_ranges(server: ScriptedServer,
     fs = S3("b", endpoint=server.endpoint, engine="http")
     with fs.open("k", "rb", first_fetch=256 << 10) as first, \
             fs.open("k", "rb", first_fetch=256 << 10) as second:
-        assert first._stream is not None  # kept for reading on
-        assert second._stream is None  # one too many: its connection was dropped
+        assert first.reader._stream is not None  # kept for reading on
+        assert second.reader._stream is None  # one too many: its connection was dropped
     with fs.open("k", "rb", first_fetch=256 << 10) as third:
-        assert third._stream is not None  # the first one's end made room again
+        assert third.reader._stream is not None  # the first one's end made room again
 
 
 def listing(*contents: str, prefixes: tuple[str, ...] = (), token: str = "") -> bytes:

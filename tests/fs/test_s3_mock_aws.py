@@ -47,7 +47,7 @@ def test_a_filesystem_made_before_mock_aws_follows_it(aws_env: None) -> None:
     fs = S3("mocked")
     assert fs.engine == "http"
     with moto.mock_aws():
-        fs._client().create_bucket(Bucket="mocked")
+        fs.client.create_bucket(Bucket="mocked")
         assert fs.engine == "boto3"
         with fs.open("k", "wb") as f:
             f.write(b"mocked")
@@ -94,6 +94,19 @@ def test_zip_members(mocked: None) -> None:
         with archive.open("m/two.txt", "rb") as f:
             assert f.read() == b"second"
         assert sorted(archive.list("m")) == ["one.txt", "two.txt"]
+
+
+@pytest.mark.parametrize(("buffering", "kind"), [(-1, io.BufferedReader), (0, io.RawIOBase)])
+def test_a_zip_s_fileobj_is_its_backing_file(mocked: None, buffering: int, kind: type) -> None:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("file", b"content")
+    with S3("mocked").open("data.zip", "wb") as f:
+        f.write(buf.getvalue())
+    with from_url("s3://mocked/data.zip", buffering=buffering) as archive:
+        assert isinstance(archive.fileobj, kind) and zipfile.is_zipfile(archive.fileobj)
+        with archive.open("file", "rb") as f:
+            assert f.read() == b"content"
 
 
 def test_missing_object_is_file_not_found(mocked: None) -> None:

@@ -87,7 +87,7 @@ def start_read_ahead(f) -> None:
     """Read on in blocks until read-ahead is in flight (a slow proxy keeps it so)."""
     for _ in range(4):
         f.read(BLOCK)
-        if any(not future.done() for future in f._ahead.values()):
+        if any(not future.done() for future in f.reader._ahead.values()):
             return
     pytest.fail("no read-ahead in flight")
 
@@ -119,7 +119,7 @@ def test_a_forked_child_reads_on_from_where_the_parent_s_stream_is(
     with fs.open("blob", "rb") as f:
         log = s3_requests(fs)
         assert f.read((1 << 20) + 10) == blob[:(1 << 20) + 10]
-        assert (f._stream is not None) == (fs.engine == "http")
+        assert (f.reader._stream is not None) == (fs.engine == "http")
 
         def read_on() -> bytes:
             return b"".join(iter(lambda: f.read(100_000), b""))
@@ -138,8 +138,8 @@ def test_a_forked_child_reads_a_reader_another_thread_was_reading(
         reading = threading.Thread(target=f.read, args=(SIZE,))
         reading.start()
         deadline = time.monotonic() + 30
-        while f._lock.acquire(blocking=False):  # until the thread holds the reader's lock
-            f._lock.release()
+        while f.reader._lock.acquire(blocking=False):  # until the thread holds the reader's lock
+            f.reader._lock.release()
             assert time.monotonic() < deadline
             time.sleep(0.001)
 

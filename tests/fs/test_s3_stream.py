@@ -66,7 +66,7 @@ def test_a_seek_elsewhere_ends_the_stream(fs: S3, blob: bytes, streams: bool,
     with fs.open("blob", "rb") as f:
         f.seek(SIZE - 100)
         assert f.read() == blob[-100:]
-        assert f._stream is None
+        assert f.reader._stream is None
         f.seek(1 << 20)
         assert f.read(1000) == blob[1 << 20:(1 << 20) + 1000]
     random_fetch = fs.read_options.random_fetch

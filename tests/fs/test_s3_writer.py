@@ -17,7 +17,7 @@ def fs(s3_env: str, s3_bucket: str) -> S3:
 
 
 def uploads(fs: S3) -> list:
-    return fs._client().list_multipart_uploads(Bucket=fs.bucket).get("Uploads", [])
+    return fs.client.list_multipart_uploads(Bucket=fs.bucket).get("Uploads", [])
 
 
 def test_small_write_is_one_put(fs: S3, s3_requests) -> None:

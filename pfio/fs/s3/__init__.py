@@ -10,7 +10,8 @@ The package has three layers, each importing only the ones below it (ARCHITECTUR
   bounded waits), :mod:`.http_engine` (the default), :mod:`.boto3_engine`
   (botocore, for moto's ``mock_aws`` and set-ups the http engine cannot serve), :mod:`.rest`
   (the requests other than GET), :mod:`.retry`;
-* the IO layer: :mod:`.get` (ranged GETs that resume), :mod:`.reader`, :mod:`.writer`,
+* the IO layer: :mod:`.get` (ranged GETs that resume), :mod:`.reader` (and its
+  :mod:`.faces`, the file classes ``open`` returns), :mod:`.writer`,
   :mod:`.operations` (list, remove, rename), :mod:`.filesystem` (the :class:`S3` class).
 """
 

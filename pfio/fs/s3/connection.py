@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 from urllib.parse import unquote, urlsplit
 
+from ...trace.ppe import ProfiledCalls
 from ...trace.redact import RedactingFilter, redact
 from .retry import RetryPolicy, call
 
@@ -47,6 +48,11 @@ T = TypeVar("T")
 #: engine name -> ``module:class`` (imported when first used)
 ENGINES = {"http": "pfio.fs.s3.http_engine:HttpEngine",
            "boto3": "pfio.fs.s3.boto3_engine:Boto3Engine"}
+
+#: how a profiled connection's requests are recorded in pytorch-pfn-extras' profiler: as
+#: PFIO 2.x recorded its botocore calls (``pfio.boto3:get_object``, ``:put_object``, ...)
+PROFILE_PREFIX = "pfio.boto3"
+PROFILE_NAMES = {"get": "get_object"}
 
 #: ``hook(method, path, headers)``, called before each request is sent (``path`` is
 #: ``/bucket/key``, the header names are lower-case)
@@ -265,13 +271,18 @@ class S3Connection:
         bucket: the bucket.
         settings: endpoint, credentials, timeouts, engine.
         retry: how requests are retried.
+        profiled: record every request in pytorch-pfn-extras' profiler (``pfio.boto3:<engine
+            method>``, for a filesystem made with PFIO 2.x's ``trace=True``; see
+            :mod:`pfio.trace.ppe`).
     """
 
-    def __init__(self, bucket: str, settings: S3Settings, retry: RetryPolicy) -> None:
+    def __init__(self, bucket: str, settings: S3Settings, retry: RetryPolicy,
+                 profiled: bool = False) -> None:
         self.bucket = bucket
         self.settings = settings
         #: the retry policy; its retry budget is shared by the connections of equal settings
         self.retry = retry if retry.scope is not None else replace(retry, scope=settings)
+        self.profiled = profiled
         self._reset()
 
     def _reset(self) -> None:
@@ -280,7 +291,8 @@ class S3Connection:
         self._executor: ThreadPoolExecutor | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"bucket": self.bucket, "settings": self.settings, "retry": self.retry}
+        return {"bucket": self.bucket, "settings": self.settings, "retry": self.retry,
+                "profiled": self.profiled}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -320,6 +332,8 @@ class S3Connection:
                                           f"pip install 'pfio[{name}]'") from exc
                     engine = transport.engines[name] = factory(self, transport.hooks)
                     logger.debug("S3 engine %s for %s", name, self)
+        if self.profiled:
+            return ProfiledCalls(engine, PROFILE_PREFIX, PROFILE_NAMES)  # type: ignore[return-value]
         return engine
 
     def client(self) -> Any:
@@ -399,10 +413,19 @@ def _before_send(transport: _Transport, request: Any, **_: Any) -> None:
 
 def _make_client(settings: S3Settings) -> Any:
     import boto3
+    import botocore.session
     from botocore.config import Config
 
-    session = boto3.session.Session(profile_name=settings.profile,
-                                    region_name=settings.region, **settings.secrets())
+    core = botocore.session.get_session()
+    secrets = settings.secrets()
+    if any(secrets.values()) or secrets["aws_access_key_id"] is not None and \
+            secrets["aws_secret_access_key"] is not None:
+        # what is given signs the requests, empty keys too (moto servers take any), as a
+        # botocore client made with them does; boto3's Session would ignore empty ones
+        core.set_credentials(secrets["aws_access_key_id"], secrets["aws_secret_access_key"],
+                             secrets["aws_session_token"])
+    session = boto3.session.Session(botocore_session=core, profile_name=settings.profile,
+                                    region_name=settings.region)
     config = Config(
         connect_timeout=settings.connect_timeout, read_timeout=settings.read_timeout,
         retries={"total_max_attempts": 1},  # pfio.fs.s3.errors retries, resuming bodies

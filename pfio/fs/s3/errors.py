@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import email.utils
 import errno
+import os
 import time
 from typing import Any
 
@@ -82,6 +83,24 @@ class TooSlow(TimeoutError):
     """A server that sends (or takes) bytes, but slower than the connection's floor, or
     whose head or patient answer outlasts its deadline. A retry of such a request does not
     get a fresh budget for the few bytes it brought."""
+
+
+class NoSuchObjectError(FileNotFoundError):
+    """``S3.remove`` of a name where nothing is: a ``FileNotFoundError`` (``errno`` ENOENT,
+    ``filename`` the URL) whose message is PFIO 2.x's, ``No such S3 object: 'name'`` (the
+    name as the caller gave it)."""
+
+    path = ""
+
+    @classmethod
+    def of(cls, path: str, url: str) -> NoSuchObjectError:
+        """The error for ``path`` (as given), at ``url``."""
+        exc = cls(errno.ENOENT, "No such S3 object", url)
+        exc.path = os.fspath(path)
+        return exc
+
+    def __str__(self) -> str:
+        return f"No such S3 object: '{self.path}'"
 
 
 def client_error_info(exc: BaseException) -> tuple[str, int | None] | None:

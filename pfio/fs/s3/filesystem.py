@@ -32,6 +32,7 @@ from typing import IO, Any, TypeVar
 from urllib.parse import urlsplit
 
 from ..._uri import URI, join_confined
+from ...trace.ppe import is_profiled
 from ...trace.redact import redact
 from ..base import FS, warn_unknown_options
 from ..modes import Mode
@@ -39,6 +40,7 @@ from ..stat import FileStat
 from ..writers import atomic_writer
 from .connection import Engine, S3Connection, S3Settings, requested_engine
 from .errors import client_error_info
+from .faces import reader_face
 from .operations import S3Operations
 from .reader import ReadOptions, S3Reader
 from .retry import RetryPolicy
@@ -64,12 +66,16 @@ class S3(S3Operations, FS):
             ``$AWS_ENDPOINT_URL``, else AWS.
         aws_access_key_id, aws_secret_access_key, session_token, profile, region:
             credentials and region; by default boto3's normal chain (environment, config
-            files, instance roles) finds them.
+            files, instance roles) finds them. Environment variables in the key id and
+            the secret (``$NAME``, ``${NAME}``) are expanded, as PFIO 2.x did.
         mpu_chunksize: writes up to this size are one PUT; larger ones are multipart
             uploads with parts of this size.
         mpu_concurrency: parts of one upload in flight at once; a writer holds at most
             ``(mpu_concurrency + 2) * mpu_chunksize`` bytes.
-        buffering: the block size of reads (read-ahead blocks; default 16 MiB).
+        buffering: the block size of reads (read-ahead blocks; default 16 MiB). As in
+            PFIO 2.x, ``open(path, "rb")`` returns an ``io.BufferedReader``, and with
+            ``buffering=0`` (here or in ``open``) a raw file: both read through one
+            :class:`~pfio.fs.s3.reader.S3Reader` (see :mod:`pfio.fs.s3.faces`).
         readahead: how many blocks sequential reads fetch ahead (0 turns read-ahead off).
         connect_timeout, read_timeout: seconds, for each HTTP request (an endpoint that
             never answers fails within about ``3 * read_timeout``, at most 30 s); None
@@ -95,6 +101,14 @@ class S3(S3Operations, FS):
             CreateBucket in the session's region).
         create: accepted for PFIO 2.x (prefixes need no creating).
 
+    PFIO 2.x's attributes are kept: ``bucket``, ``cwd`` (the prefix as given),
+    ``endpoint``, ``connect_timeout``, ``read_timeout``, ``botocore_config``, ``kwargs``,
+    ``aws_access_key_id``, ``aws_secret_access_key``, ``mpu_chunksize``, ``buffering``,
+    ``create_bucket``, ``hostname`` and ``client`` (this process's botocore client, made on
+    first use). Made with ``trace=True``, the filesystem also records each request in
+    pytorch-pfn-extras' profiler, as PFIO 2.x recorded its botocore calls
+    (``pfio.boto3:get_object``, ``pfio.boto3:put_object``, ...).
+
     ``open(path, "rb", first_fetch=N)`` sets how many bytes the request that opens the file
     reads (default 1 MiB): the first ``N``, or with a negative ``N`` the last ``-N`` (for
     formats whose index is at the end, such as zip and Parquet: reading it then costs no
@@ -102,6 +116,10 @@ class S3(S3Operations, FS):
     """
 
     scheme = "s3"
+    # a prefix exists through the keys under it (``mkdir`` makes nothing), and a recursive
+    # listing names the keys, as PFIO 2.x's did
+    implicit_directories = True
+    list_implied_directories = False
 
     def __init__(self, bucket: str, prefix: str | None = "", endpoint: str | None = None,
                  aws_access_key_id: str | None = None,
@@ -121,6 +139,13 @@ class S3(S3Operations, FS):
             raise ValueError("S3 needs a bucket name")
         self.bucket = bucket
         self.root = (prefix or "").strip("/")
+        self._given_prefix = prefix or ""
+        self.create_bucket = create_bucket
+        self.buffering = buffering
+        if aws_access_key_id is not None:
+            aws_access_key_id = os.path.expandvars(aws_access_key_id)
+        if aws_secret_access_key is not None:
+            aws_secret_access_key = os.path.expandvars(aws_secret_access_key)
         self.endpoint = _checked_endpoint(endpoint or os.environ.get("S3_ENDPOINT") or
                                           os.environ.get("AWS_ENDPOINT_URL") or None)
         self.region = region
@@ -130,8 +155,9 @@ class S3(S3Operations, FS):
         block = buffering if buffering > 1 else ReadOptions.block_size
         self.read_options = ReadOptions(block_size=block, readahead=max(0, readahead))
         self.connect_timeout = connect_timeout = \
-            CONNECT_TIMEOUT if connect_timeout is None else connect_timeout
-        self.read_timeout = read_timeout = READ_TIMEOUT if read_timeout is None else read_timeout
+            CONNECT_TIMEOUT if connect_timeout is None else float(connect_timeout)
+        self.read_timeout = read_timeout = \
+            READ_TIMEOUT if read_timeout is None else float(read_timeout)
         self.max_pool_connections = max_pool_connections
         settings = S3Settings(
             endpoint=self.endpoint, region=region, profile=profile,
@@ -147,7 +173,7 @@ class S3(S3Operations, FS):
             policy = replace(policy, max_attempts=tries, throttle_attempts=tries)
         #: the retry policy (the connection's: changing it changes how requests retry)
         self._retry = policy
-        self._connection = S3Connection(bucket, settings, policy)
+        self._connection = S3Connection(bucket, settings, policy, profiled=is_profiled(self))
         if create_bucket:
             self._create_bucket()
 
@@ -171,9 +197,53 @@ class S3(S3Operations, FS):
         ``"boto3"``)."""
         return self._connection.engine_name
 
-    def _client(self) -> Any:
-        """This process's botocore client (the credential chain; pfio's requests go through
-        the engine)."""
+    # -- PFIO 2.x's attributes -------------------------------------------------------------
+
+    @property
+    def cwd(self) -> str:
+        """The prefix this filesystem is rooted at, as it was given (``from_url`` gives
+        ``"/prefix"``, as in PFIO 2.x); a view made by :meth:`subfs` names its own root."""
+        given = self._given_prefix
+        return given if given.strip("/") == self.root else self.root
+
+    @property
+    def aws_access_key_id(self) -> str | None:
+        """The access key id given (None: boto3's chain finds one)."""
+        return self._connection.settings.aws_access_key_id
+
+    @property
+    def aws_secret_access_key(self) -> str | None:
+        """The secret access key given (None: boto3's chain finds one). Never in a repr,
+        an error or a log line."""
+        return self._connection.settings.aws_secret_access_key
+
+    @property
+    def kwargs(self) -> dict[str, str]:
+        """What PFIO 2.x passed to ``boto3.client``: ``aws_access_key_id``,
+        ``aws_secret_access_key`` and ``endpoint_url``, those that are set."""
+        given = {"aws_access_key_id": self.aws_access_key_id,
+                 "aws_secret_access_key": self.aws_secret_access_key,
+                 "endpoint_url": self.endpoint}
+        return {name: value for name, value in given.items() if value is not None}
+
+    @property
+    def botocore_config(self) -> dict[str, float]:
+        """The timeouts of this filesystem's requests, as the arguments of
+        ``botocore.config.Config`` (PFIO 2.x's attribute)."""
+        return {"connect_timeout": self.connect_timeout, "read_timeout": self.read_timeout}
+
+    @property
+    def hostname(self) -> str:
+        """The endpoint's host name (``"undefined"`` without an endpoint, as in PFIO 2.x)."""
+        if self.endpoint is None:
+            return "undefined"
+        return urlsplit(self.endpoint if "//" in self.endpoint
+                        else f"http://{self.endpoint}").hostname or "undefined"
+
+    @property
+    def client(self) -> Any:
+        """This process's botocore S3 client (made on first use; pfio's own requests go
+        through its engine)."""
         return self._connection.client()
 
     def close(self) -> None:
@@ -231,17 +301,30 @@ class S3(S3Operations, FS):
             if kwargs.get("first_fetch") is not None:
                 options = replace(options, first_fetch=int(kwargs["first_fetch"]))
             try:
-                return S3Reader(self._connection, key, options)
+                reader = S3Reader(self._connection, key, options)
             except FileNotFoundError:
                 if self.isdir(path):
                     raise IsADirectoryError(errno.EISDIR, "is a directory",
                                             self._url(key)) from None
                 raise
+            return reader_face(reader, self.buffering if buffering == -1 else buffering)
         if mode.kind == "x" and self._head(key) is not None:
             raise FileExistsError(errno.EEXIST, "file exists", self._url(key))
         sink = S3Sink(self._connection, key, self.mpu_chunksize, self.mpu_concurrency)
         return atomic_writer(sink, mode, buffering, encoding, errors, newline,
                              buffer_size=1 << 20, keeping=True)
+
+    def _open(self, path: str, mode: Mode, buffering: int, encoding: str | None,
+              errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:
+        f = super()._open(path, mode, buffering, encoding, errors, newline, **kwargs)
+        chosen = self.buffering if buffering == -1 else buffering
+        if mode.kind == "r" and isinstance(f, io.TextIOWrapper) and chosen != 0:
+            # text is decoded in chunks of the object's size up to a block (or of
+            # ``buffering``), as PFIO 2.x set TextIOWrapper's ``_CHUNK_SIZE``
+            block = self.read_options.block_size
+            size = getattr(f.buffer, "size", block)
+            f._CHUNK_SIZE = chosen if chosen > 1 else min(size, block) or block  # type: ignore[attr-defined]
+        return f
 
     # -- directories: none on S3 -----------------------------------------------------------
 
