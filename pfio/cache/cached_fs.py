@@ -59,6 +59,9 @@ class CachedFS(FS):
         self.whole_file_limit = whole_file_limit
         self.block_size = block_size
         self.scheme = fs.scheme
+        # directories and listings are the wrapped filesystem's
+        self.implicit_directories = fs.implicit_directories
+        self.list_implied_directories = fs.list_implied_directories
 
     def __repr__(self) -> str:
         return f"CachedFS({self.fs!r}, {self.cache!r})"

@@ -71,6 +71,8 @@ class ArchiveFS(FS):
         self._label = self.name  # for messages, computed once
         self.root = ""
         self.owns_backing_fs = False
+        #: the options :func:`pfio.v2.from_url` was given (PFIO 2.x's ``Zip.kwargs``)
+        self.kwargs: dict[str, Any] = {}
         self._io = _BackingFile()
         self._index: ArchiveIndex | None = None
         self._closed = False
@@ -256,8 +258,6 @@ class ArchiveFS(FS):
 
     #: ``list`` names directories with a trailing ``/`` (as ``Local`` and ``S3`` do)
     list_marks_directories = True
-    #: a recursive ``list`` names the directories that only members' names imply
-    list_implied_directories = True
 
     def list(self, path: str = "", recursive: bool = False,
              detail: bool = False) -> Iterator[Any]:

@@ -76,6 +76,11 @@ class FS(Profilable, abc.ABC):
     #: ``mkdir`` makes nothing, and a directory whose last file is removed is gone
     implicit_directories: bool = False
 
+    #: False where a recursive ``list`` names the files (S3 keys, zip members) and not the
+    #: directories that only the names below them imply, as PFIO 2.x listed them (code that
+    #: walks any filesystem adds them with :func:`pfio.fs.stat.with_implied_directories`)
+    list_implied_directories: bool = True
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         hook.fs_class_created(cls)  # the tracer times its methods while it is enabled
@@ -173,11 +178,11 @@ class FS(Profilable, abc.ABC):
 
         Yields names relative to ``path``; in a non-recursive listing directory names end
         with ``/`` (as ``ls -F`` shows them). With ``recursive=True`` everything below
-        ``path`` is listed, directories included (with ``/``). With ``detail=True``
-        :class:`FileStat` objects are yielded instead of names, their ``filename`` being the
-        name without the trailing ``/``. (A zip archive lists as PFIO 2.x's ``Zip`` did:
-        directory names without ``/``, and a recursive listing names its members only, not
-        the directories that members' names imply.)
+        ``path`` is listed, directories included (with ``/``), except, where
+        :attr:`list_implied_directories` is false (S3, zip), the directories that only the
+        names below them imply. With ``detail=True`` :class:`FileStat` objects are yielded
+        instead of names, their ``filename`` being the name without the trailing ``/``. (A
+        zip archive lists as PFIO 2.x's ``Zip`` did: directory names without ``/``.)
 
         Raises:
             FileNotFoundError: ``path`` does not exist.

@@ -35,9 +35,17 @@ def test_list_subdirectory_with_trailing_slash(fs):
     assert sorted(fs.list("b/")) == ["c.txt", "d/"]
 
 
+def _recursive(fs, names):
+    """``names`` as a recursive listing of ``fs`` gives them: without the directories on a
+    filesystem that lists its keys only (S3, as PFIO 2.x did)."""
+    return names if fs.list_implied_directories else \
+        [name for name in names if name.rstrip("/") not in ("b", "b/d")]
+
+
 def test_list_recursive(fs):
     make_tree(fs)
-    assert sorted(fs.list(recursive=True)) == ["a.txt", "b/", "b/c.txt", "b/d/", "b/d/e.bin"]
+    assert sorted(fs.list(recursive=True)) == \
+        _recursive(fs, ["a.txt", "b/", "b/c.txt", "b/d/", "b/d/e.bin"])
 
 
 def test_list_detail(fs):
@@ -52,7 +60,7 @@ def test_list_detail(fs):
 def test_list_recursive_detail(fs):
     make_tree(fs)
     names = sorted(s.filename for s in fs.list(recursive=True, detail=True))
-    assert names == ["a.txt", "b", "b/c.txt", "b/d", "b/d/e.bin"]
+    assert names == _recursive(fs, ["a.txt", "b", "b/c.txt", "b/d", "b/d/e.bin"])
 
 
 def test_list_empty_directory(backend):

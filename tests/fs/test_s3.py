@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import pickle
 
@@ -9,7 +10,7 @@ import pytest
 
 import pfio
 from pfio.fs.s3 import S3
-from pfio.fs.stat import FileStat
+from pfio.fs.stat import FileStat, with_implied_directories
 
 
 @pytest.fixture
@@ -80,10 +81,21 @@ def test_list_top_level_marks_directories(fs: S3) -> None:
     assert sorted(fs.list()) == ["a/", "b/", "top"]
 
 
-def test_list_recursive_includes_directories(fs: S3) -> None:
+def test_list_recursive_names_the_keys(fs: S3) -> None:
     for name in ["a/1", "b/c/3", "top"]:
         put(fs, name, b"x")
-    assert sorted(fs.list(recursive=True)) == ["a/", "a/1", "b/", "b/c/", "b/c/3", "top"]
+    assert sorted(fs.list(recursive=True)) == ["a/1", "b/c/3", "top"]
+    implied = with_implied_directories(fs.list(recursive=True, detail=True))
+    assert sorted((st.filename, st.isdir()) for st in implied) == [
+        ("a", True), ("a/1", False), ("b", True), ("b/c", True), ("b/c/3", False),
+        ("top", False)]
+
+
+def test_list_recursive_names_a_directory_marker_as_a_directory(fs: S3) -> None:
+    for marker in ["m/", "m/n/"]:  # as other tools make "directories"
+        fs.client.put_object(Bucket=fs.bucket, Key=marker, Body=b"")
+    put(fs, "m/n/k", b"")
+    assert sorted(fs.list("m", recursive=True)) == ["n/", "n/k"]
 
 
 def test_list_detail_gives_filestats(fs: S3) -> None:
@@ -164,6 +176,14 @@ def test_remove_missing_raises(fs: S3) -> None:
         fs.remove("nothing")
 
 
+def test_remove_missing_says_so_as_pfio2_did(fs: S3) -> None:
+    with pytest.raises(FileNotFoundError) as raised:
+        fs.remove("nothing")
+    assert str(raised.value) == "No such S3 object: 'nothing'"
+    assert raised.value.errno == errno.ENOENT
+    assert raised.value.filename == f"s3://{fs.bucket}/nothing"
+
+
 def test_remove_prefix_needs_recursive(fs: S3) -> None:
     put(fs, "d/f", b"x")
     with pytest.raises(OSError, match="not empty"):
@@ -191,6 +211,62 @@ def test_rename_moves_object(fs: S3) -> None:
 def test_rename_missing_raises(fs: S3) -> None:
     with pytest.raises(FileNotFoundError):
         fs.rename("nothing", "x")
+
+
+def test_rename_of_a_prefix_moves_every_key_below_it(fs: S3) -> None:
+    for name, data in [("src/a", b"1"), ("src/d/b", b"22"), ("srcx", b"3")]:
+        put(fs, name, data)
+    fs.rename("src", "dst/moved")
+    assert sorted(fs.list(recursive=True)) == ["dst/moved/a", "dst/moved/d/b", "srcx"]
+    with fs.open("dst/moved/d/b", "rb") as f:
+        assert f.read() == b"22"
+
+
+def test_rename_of_a_prefix_onto_keys_is_refused(fs: S3) -> None:
+    put(fs, "src/a", b"1")
+    put(fs, "dst/b", b"2")
+    with pytest.raises(OSError) as raised:
+        fs.rename("src", "dst")
+    assert raised.value.errno == errno.ENOTEMPTY
+    assert sorted(fs.list(recursive=True)) == ["dst/b", "src/a"]
+
+
+def test_rename_of_a_prefix_onto_an_object_is_refused(fs: S3) -> None:
+    put(fs, "src/a", b"1")
+    put(fs, "obj", b"2")
+    with pytest.raises(NotADirectoryError):
+        fs.rename("src", "obj")
+
+
+def test_rename_of_a_prefix_into_itself_is_refused(fs: S3) -> None:
+    put(fs, "src/a", b"1")
+    with pytest.raises(OSError) as raised:
+        fs.rename("src", "src/inner")
+    assert raised.value.errno == errno.EINVAL
+    assert list(fs.list(recursive=True)) == ["src/a"]
+
+
+def test_rename_of_a_prefix_stays_in_the_root(fs: S3) -> None:
+    put(fs, "top/src/a", b"1")
+    sub = fs.subfs("top")
+    sub.rename("src", "../../out")
+    assert sorted(fs.list(recursive=True)) == ["top/out/a"]
+
+
+def test_a_failed_copy_of_a_prefix_leaves_it_whole(fs: S3, monkeypatch) -> None:
+    for name in ["src/a", "src/b", "src/c"]:
+        put(fs, name, b"x")
+    copy = fs._copy
+
+    def copy_two(skey: str, dkey: str, size: int) -> None:
+        if dkey.endswith("/c"):
+            raise OSError(errno.EIO, "injected", dkey)
+        copy(skey, dkey, size)
+
+    monkeypatch.setattr(fs, "_copy", copy_two)
+    with pytest.raises(OSError, match="injected"):
+        fs.rename("src", "dst")
+    assert sorted(fs.list(recursive=True)) == ["src/a", "src/b", "src/c"]
 
 
 def test_rename_above_copy_limit_uses_multipart_copy(fs: S3, s3_requests) -> None:

@@ -1,8 +1,10 @@
 """Listing, removing and renaming on S3 (a mixin of :class:`pfio.fs.s3.S3`).
 
-Listings page through ``ListObjectsV2``; "directories" are common prefixes. A recursive
-remove deletes in batches of 1,000 keys per request. A rename is a server-side copy (a
-multipart copy above 5 GiB) followed by a delete.
+Listings page through ``ListObjectsV2``; "directories" are common prefixes, and a
+recursive listing names the keys (as PFIO 2.x's did: the prefixes between them are not
+entries). A recursive remove deletes in batches of 1,000 keys per request. A rename is a
+server-side copy (a multipart copy above 5 GiB) followed by a delete; a prefix is renamed
+key by key.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..._uri import is_relative_name, join_confined
+from ..._uri import is_relative_name, join_confined, parent_directories
 from ..stat import FileStat
+from .errors import NoSuchObjectError
 from .stat import S3ObjectStat, S3PrefixStat
 from .writer import Completion
 
@@ -80,8 +83,11 @@ class S3Operations:
              detail: bool = False) -> Iterator[Any]:
         """List the prefix ``path/``; see :meth:`pfio.fs.base.FS.list`.
 
-        The root of the filesystem lists empty while nothing is under it yet (its prefix
-        needs no creating, as :meth:`mkdir` is a no-op).
+        A recursive listing names every key below ``path/`` (a zero-byte "directory
+        marker" key ``d/`` as the directory ``d/``), not the prefixes between them, as
+        PFIO 2.x did (:func:`pfio.fs.stat.with_implied_directories` adds them). The root of
+        the filesystem lists empty while nothing is under it yet (its prefix needs no
+        creating, as :meth:`mkdir` is a no-op).
 
         Raises:
             FileNotFoundError: nothing is under ``path`` (or the bucket does not exist).
@@ -90,10 +96,9 @@ class S3Operations:
         key = self._key(path)
         prefix = key if not key or key.endswith("/") else key + "/"
         found = False  # anything under the prefix, listed or not (a marker, a skipped key)
-        seen_dirs: set[str] = set()
         for page in self._pages(prefix, None if recursive else "/"):
             found = found or bool(page.get("Contents") or page.get("CommonPrefixes"))
-            for name, stat in self._entries(page, len(prefix), recursive, seen_dirs):
+            for name, stat in self._page_entries(page, len(prefix)):
                 if detail:
                     yield stat
                 else:
@@ -103,9 +108,10 @@ class S3Operations:
                 raise NotADirectoryError(errno.ENOTDIR, "not a directory", self._url(key))
             raise FileNotFoundError(errno.ENOENT, "no such prefix", self._url(prefix))
 
-    def _entries(self, page: dict[str, Any], skip: int, recursive: bool,
-                 seen_dirs: set[str]) -> Iterator[tuple[str, FileStat]]:
-        """The names (``skip`` characters of prefix off each key) and stats of one page."""
+    def _page_entries(self, page: dict[str, Any], skip: int) -> Iterator[tuple[str, FileStat]]:
+        """The names (``skip`` characters of prefix off each key) and stats of one page: its
+        common prefixes and keys, a marker key (``d/``) as a directory, the listed prefix's
+        own marker left out."""
         for common in page.get("CommonPrefixes", ()):
             if not self._nameable(common["Prefix"], skip):
                 continue
@@ -113,13 +119,12 @@ class S3Operations:
             yield name, S3PrefixStat(name)
         for obj in page.get("Contents", ()):
             name = obj["Key"][skip:]
-            if name and not self._nameable(obj["Key"], skip):
+            if not name or not self._nameable(obj["Key"], skip):
                 continue
-            if recursive:
-                yield from _implied_dirs(name, seen_dirs)
-            if not name or name.endswith("/"):
-                continue  # a directory marker object
-            yield name, S3ObjectStat(name, obj)
+            if name.endswith("/"):
+                yield name[:-1], S3PrefixStat(name[:-1])
+            else:
+                yield name, S3ObjectStat(name, obj)
 
     def _nameable(self, key: str, skip: int) -> bool:
         """Whether the listed ``key`` has a name pfio opens it by: a key with an empty,
@@ -136,7 +141,8 @@ class S3Operations:
         """Remove the object ``path``, or with ``recursive`` everything under ``path/``.
 
         Raises:
-            FileNotFoundError: neither exists.
+            FileNotFoundError: neither exists (a :class:`~pfio.fs.s3.errors.NoSuchObjectError`
+                saying ``No such S3 object: 'path'``, as PFIO 2.x did).
             OSError: ``path`` is a non-empty prefix and ``recursive`` is false (ENOTEMPTY).
         """
         key = self._key(path).rstrip("/")
@@ -148,9 +154,18 @@ class S3Operations:
         keys = [obj["Key"] for page in self._pages(prefix, None)
                 for obj in page.get("Contents", ())]
         if not keys:
-            raise FileNotFoundError(errno.ENOENT, "no such object or prefix", self._url(key))
+            raise NoSuchObjectError.of(path, self._url(key))
         if not recursive and keys != [prefix]:
             raise OSError(errno.ENOTEMPTY, "directory not empty", self._url(prefix))
+        self._delete_keys(keys, prefix)
+
+    def _delete_keys(self, keys: list[str], prefix: str) -> None:
+        """Delete ``keys`` in batches (``prefix`` names them in errors).
+
+        Raises:
+            OSError: some could not be deleted (EIO).
+        """
+        bucket = self.bucket
         for i in range(0, len(keys), self.delete_batch):
             batch = keys[i:i + self.delete_batch]
             result = self._request("POST", prefix, lambda engine, batch=batch:
@@ -162,27 +177,68 @@ class S3Operations:
                               f"{first.get('Key')}: {first.get('Code')}", self._url(prefix))
 
     def rename(self, src: str, dst: str) -> None:
-        """Copy the object ``src`` to ``dst`` on the server, then delete ``src``.
+        """Copy the object ``src`` to ``dst`` on the server, then delete ``src``; or, when
+        ``src`` is a prefix, copy each key under ``src/`` to ``dst/``, then delete them (as
+        PFIO 2.x's ``Path.rename`` did). A prefix is not renamed atomically: until the last
+        delete, both names list keys; when a copy fails, the copies made are deleted and
+        ``src`` is left as it was.
 
         Raises:
-            FileNotFoundError: ``src`` is not an object.
+            FileNotFoundError: nothing is at ``src``.
+            NotADirectoryError: ``src`` is a prefix and ``dst`` an object.
+            OSError: ``src`` is a prefix and ``dst/`` holds keys (ENOTEMPTY) or is below
+                ``src`` (EINVAL); ``src`` is the root (EINVAL).
         """
-        skey, dkey = self._key(src), self._key(dst)
-        head = self._head(skey) if skey and not skey.endswith("/") else None
+        skey, dkey = self._key(src).rstrip("/"), self._key(dst).rstrip("/")
+        head = self._head(skey) if skey else None
         if head is None:
-            if self._prefix_exists(skey):
-                raise IsADirectoryError(errno.EISDIR, "renaming a prefix is not supported",
-                                        self._url(skey))
+            if skey and self._prefix_exists(skey):
+                self._rename_prefix(skey, dkey)
+                return
+            if not skey:
+                raise OSError(errno.EINVAL, "cannot rename the root", self._url(skey))
             raise FileNotFoundError(errno.ENOENT, "no such object", self._url(skey))
         if skey == dkey:
             return
+        self._copy(skey, dkey, head["ContentLength"])
         bucket = self.bucket
-        if head["ContentLength"] <= self.copy_limit:
+        self._request("DELETE", skey, lambda engine: engine.delete_object(bucket, skey))
+
+    def _rename_prefix(self, skey: str, dkey: str) -> None:
+        if skey == dkey:
+            return
+        if dkey and self._head(dkey) is not None:
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory", self._url(dkey))
+        if dkey.startswith(skey + "/"):
+            raise OSError(errno.EINVAL, f"cannot move a prefix into itself: {self._url(skey)}",
+                          self._url(dkey))
+        if self._prefix_exists(dkey):
+            raise OSError(errno.ENOTEMPTY, "directory not empty", self._url(dkey + "/"))
+        prefix = skey + "/"
+        objects = [obj for page in self._pages(prefix, None) for obj in page.get("Contents", ())]
+        copied: list[str] = []
+        try:
+            for obj in objects:
+                target = f"{dkey}/{obj['Key'][len(prefix):]}"
+                self._copy(obj["Key"], target, obj["Size"])
+                copied.append(target)
+        except BaseException:
+            try:
+                self._delete_keys(copied, dkey + "/")
+            except OSError as exc:
+                logger.warning("%s: the copies made before a failed rename are left: %s",
+                               self._url(dkey + "/"), exc)
+            raise
+        self._delete_keys([obj["Key"] for obj in objects], prefix)
+
+    def _copy(self, skey: str, dkey: str, size: int) -> None:
+        """Copy the object ``skey`` (``size`` bytes) to ``dkey`` on the server."""
+        bucket = self.bucket
+        if size <= self.copy_limit:
             self._request("PUT", dkey,
                           lambda engine: engine.copy_object(bucket, dkey, bucket, skey))
         else:
-            self._multipart_copy(skey, dkey, head["ContentLength"])
-        self._request("DELETE", skey, lambda engine: engine.delete_object(bucket, skey))
+            self._multipart_copy(skey, dkey, size)
 
     def _multipart_copy(self, skey: str, dkey: str, size: int) -> None:
         """Copy ``skey`` (``size`` bytes) to ``dkey`` in parts; the upload is completed as
@@ -227,20 +283,11 @@ class S3Operations:
         base = "/".join(parts[:fixed])
         matcher = re.compile(_glob_regex(parts[fixed:])).fullmatch
         try:
-            names = [name.rstrip("/") for name in self.list(base, recursive=True)]
+            names = {name.rstrip("/") for name in self.list(base, recursive=True)}
         except (FileNotFoundError, NotADirectoryError):
             return []
+        names |= parent_directories(names)  # the prefixes between the keys
         return sorted(posixpath.join(base, n) if base else n for n in names if matcher(n))
-
-
-def _implied_dirs(name: str, seen: set[str]) -> Iterator[tuple[str, FileStat]]:
-    """The directories above ``name`` not yielded yet."""
-    parts = name.split("/")[:-1]
-    for i in range(1, len(parts) + 1):
-        directory = "/".join(parts[:i])
-        if directory not in seen:
-            seen.add(directory)
-            yield directory, S3PrefixStat(directory)
 
 
 def _has_magic(part: str) -> bool:
