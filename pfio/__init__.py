@@ -38,6 +38,11 @@ _LAZY = {
     "unpatch_all": "pfio.patches",
     "patched": "pfio.patches",
     "active_patches": "pfio.patches",
+    # copying and syncing between filesystems (pfio/fs/transfer)
+    "copy": "pfio.fs.transfer",
+    "sync": "pfio.fs.transfer",
+    "SyncResult": "pfio.fs.transfer",
+    "TransferError": "pfio.fs.transfer",
 }
 
 
@@ -84,12 +89,16 @@ __all__ = [
     "ArchiveError",
     "FileStat",
     "MemberNotFoundError",
+    "SyncResult",
+    "TransferError",
+    "copy",
     "from_url",
     "known_schemes",
     "open_url",
     "parse_uri",
     "register_container",
     "register_filesystem",
+    "sync",
     "unregister_container",
     "unregister_filesystem",
     "__version__",

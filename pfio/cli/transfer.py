@@ -1,56 +1,102 @@
-"""The commands that write: ``cp`` (any filesystem to any filesystem) and ``pack``."""
+"""The commands that write: ``cp`` and ``sync`` (any filesystem to any filesystem, through
+:func:`pfio.copy` and :func:`pfio.sync`) and ``pack``."""
 
 from __future__ import annotations
 
 import posixpath
+import sys
 from typing import Any
 
-from .._uri import URI, container_kind, is_relative_name, parse_uri
+from .._uri import container_kind, parse_uri
 from ..api import from_url
 from ..fs.base import FS
 from ..fs.stat import FileStat, with_implied_directories
-from .common import UsageError, copy_file, locate, progress
+from ..fs.transfer import TransferError, check_names, copy, sync
+from ..fs.transfer.plan import relative_inside
+from .common import UsageError, copy_file, describe_error, locate, progress
+
+__all__ = ["check_names", "cp", "pack", "sync_command"]
 
 
-def cp(src: str, dst: str, recursive: bool = False, quiet: bool = False) -> int:
+def cp(src: str, dst: str, recursive: bool = False, quiet: bool = False, *,
+       no_clobber: bool = False, workers: int | None = None) -> int:
     """Copy the file (or, with ``recursive``, the directory) ``src`` to ``dst``.
 
-    When ``dst`` is an existing directory the copy goes into it under the name of ``src``.
-    Files are streamed; each appears at its destination only when it is complete.
+    As POSIX ``cp``: when ``dst`` is an existing directory (or, for a file, ends with
+    ``/``), the copy goes into it under the name of ``src``; files there are replaced.
+    As ``rsync``, a ``src`` ending with ``/`` copies what is in the directory, never the
+    directory itself: ``cp -r data/ backup`` puts ``data``'s files in ``backup`` however
+    often it runs, where ``cp -r data backup`` makes ``backup`` the first time and
+    ``backup/data`` the next. ``pfio sync`` copies only what changed.
+
+    Files are copied by a thread pool (server-side between buckets of one S3 endpoint),
+    each appearing at its destination only when it is complete.
 
     Raises:
         FileNotFoundError: ``src`` does not exist.
         IsADirectoryError: ``src`` is a directory and ``recursive`` is false.
+        FileExistsError: ``no_clobber`` and a destination file exists (nothing is copied).
         ValueError: ``src`` lists a name that would land outside ``dst`` (see
             :func:`check_names`); nothing is copied then.
+        pfio.TransferError: some files failed (each is reported on standard error).
     """
-    src_fs, src_name = locate(src)
-    with src_fs:
-        is_dir = src_fs.stat(src_name).isdir()
-        if is_dir and not recursive:
-            raise IsADirectoryError(f"{src} is a directory (use cp -r to copy it)")
-        dst_fs, dst_name = locate(dst)
-        with dst_fs:
-            target = dst_name
-            if dst_fs.isdir(dst_name):
-                target = posixpath.join(dst_name, posixpath.basename(src_name))
-            if is_dir:
-                _copy_tree(src_fs.subfs(src_name), dst_fs, target, quiet, (src, dst))
-            else:
-                copy_file(src_fs, src_name, dst_fs, target)
+    target = _cp_target(src, dst) if recursive else dst
+    try:
+        _reporting(copy, src, target, recursive=recursive, overwrite=not no_clobber,
+                   workers=workers, progress=False if quiet else None)
+    except IsADirectoryError as exc:
+        if recursive or exc.filename != src:
+            raise
+        raise IsADirectoryError(f"{src} is a directory (use cp -r to copy it)") from None
     return 0
 
 
-def _copy_tree(src: FS, dst: FS, target: str, quiet: bool, urls: tuple[str, str]) -> None:
-    entries = _checked_tree(src, *urls)
-    if target:
-        dst.makedirs(target, exist_ok=True)
-    for st in progress(entries, len(entries), "cp", quiet):
-        path = posixpath.join(target, st.filename)
-        if st.isdir():
-            dst.makedirs(path, exist_ok=True)
-        else:
-            copy_file(src, st.filename, dst, path)
+def sync_command(src: str, dst: str, *, delete: bool, dry_run: bool, workers: int | None,
+                 quiet: bool, compare: str = "size_mtime") -> int:
+    """``pfio sync SRC DST``: make the directory ``dst`` hold the files of ``src``, copying
+    only the missing and changed ones (see :func:`pfio.sync`). With ``dry_run`` nothing
+    changes: each file that would be copied (``copy NAME``) or deleted (``delete NAME``) is
+    printed on standard output. A summary goes to standard error unless ``quiet``.
+
+    Raises:
+        pfio.TransferError: some files failed (each is reported on standard error first).
+    """
+    result = _reporting(sync, src, dst, delete=delete, workers=workers, dry_run=dry_run,
+                        progress=False if quiet else None, compare=compare)
+    if dry_run:
+        sys.stdout.writelines([f"copy {name}\n" for name in sorted(result.copied)] +
+                              [f"delete {name}\n" for name in sorted(result.deleted)])
+    if not quiet:
+        sys.stderr.write(f"pfio sync: {result}\n")
+    return 0
+
+
+def _reporting(transfer: Any, *args: Any, **kwargs: Any) -> Any:
+    """``transfer(*args, **kwargs)``; when files fail, each is reported on standard error
+    (``pfio: failed: NAME: why``) before the error goes up."""
+    try:
+        return transfer(*args, **kwargs)
+    except TransferError as exc:
+        for name, error in exc.errors:
+            sys.stderr.write(f"pfio: failed: {name}: {describe_error(error)}\n")
+        raise
+
+
+def _cp_target(src: str, dst: str) -> str:
+    """Where ``cp -r src dst`` copies to: ``dst/<name of src>`` when ``dst`` is an existing
+    directory and ``src`` does not end with ``/`` (nor names ``.``, ``..`` or a bucket's
+    root), else ``dst``."""
+    name = posixpath.basename(parse_uri(src).path.rstrip("/"))
+    if src.endswith("/") or name in ("", ".", ".."):
+        return dst
+    try:
+        fs, path = locate(dst)
+    except FileNotFoundError:  # not even its parent exists: made as it is named
+        return dst
+    with fs:
+        if not fs.isdir(path):
+            return dst
+    return dst.rstrip("/") + "/" + name
 
 
 def _checked_tree(fs: FS, src: str, dst: str, leave_out: str | None = None) -> list[FileStat]:
@@ -82,7 +128,7 @@ def pack(src: str, dst: str, quiet: bool = False, compression: str | None = None
     with from_url(src) as src_fs:
         if not src_fs.isdir(""):
             raise NotADirectoryError(f"{src} is not a directory")
-        inside = _relative_inside(parse_uri(dst), parse_uri(src))
+        inside = relative_inside(parse_uri(dst), parse_uri(src))
         entries = _checked_tree(src_fs, src, dst, leave_out=inside)
         dst_fs, dst_name = locate(dst)
         with dst_fs:
@@ -95,35 +141,3 @@ def pack(src: str, dst: str, quiet: bool = False, compression: str | None = None
                     else:
                         copy_file(src_fs, st.filename, archive, st.filename, size=st.size)
     return 0
-
-
-def check_names(names: list[str], src: str, dst: str) -> None:
-    """Refuse a recursive copy from ``src`` to ``dst`` (before anything is written) when a
-    name listed under ``src`` is not a plain relative path (:func:`pfio._uri.is_relative_name`):
-    joined to ``dst``, a leading ``/`` or a ``..`` component would land outside it, and an
-    empty or ``.`` component would name another file than the one listed.
-
-    pfio's own filesystems never list such names (archives normalise member names, S3 skips
-    such keys with a warning); this guards the copy against any other filesystem.
-
-    Raises:
-        ValueError: naming ``src``, the first such name and how many there are.
-    """
-    bad = [name for name in names if not is_relative_name(name)]
-    if bad:
-        raise ValueError(f"{src}: refusing to copy to {dst}: {len(bad)} listed name(s) would "
-                         f"land outside it or name another file, e.g. {bad[0]!r} (an empty, "
-                         "'.' or '..' component, or a leading '/')")
-
-
-def _relative_inside(path: URI, directory: URI) -> str | None:
-    """The name of ``path`` relative to ``directory`` when it lies under it (so that an
-    archive written into the directory it packs is not packed into itself)."""
-    if (path.scheme, path.netloc) != (directory.scheme, directory.netloc):
-        return None
-    if path.scheme == "file":
-        full, top = posixpath.abspath(path.path), posixpath.abspath(directory.path)
-    else:
-        full, top = posixpath.normpath("/" + path.path), posixpath.normpath("/" + directory.path)
-    relative = posixpath.relpath(full, top)
-    return None if relative.startswith("..") else relative

@@ -319,6 +319,32 @@ class FS(Profilable, abc.ABC):
             FileNotFoundError: ``src`` does not exist.
         """
 
+    def copy(self, src: str, dst: str) -> None:
+        """Copy the file ``src`` to ``dst`` on this filesystem (replacing a file at ``dst``).
+
+        The copy is all-or-nothing, as every write is: ``dst`` appears when it is complete,
+        and an error part-way leaves no file there (nor a changed one). A filesystem that
+        can copy without moving the bytes through this process (S3: a server-side copy)
+        does; the others stream the file in large chunks. Copying a file onto itself
+        changes nothing. The parent directory of ``dst`` must exist (S3 and HDFS need
+        none); to copy directories, or between filesystems, see :func:`pfio.copy` and
+        :func:`pfio.sync`.
+
+        Raises:
+            FileNotFoundError: ``src`` does not exist, or the parent of ``dst`` does not.
+            IsADirectoryError: ``src`` or ``dst`` is a directory.
+        """
+        if not self._copy_from(self, src, dst):
+            stream_copy(self, src, self, dst)
+
+    def _copy_from(self, source: FS, src: str, dst: str, size: int | None = None) -> bool:
+        """Copy the file ``src`` of ``source`` to ``dst`` on this filesystem without moving
+        its bytes through this process, when this filesystem can (an S3 server-side copy
+        between buckets of one endpoint and one set of credentials); return False when it
+        cannot, having done nothing. ``size``, when known (from a listing), saves a look at
+        the source. Errors are those of :meth:`copy`."""
+        return False
+
     # -- identity ------------------------------------------------------------------------
 
     def identity(self, path: str) -> str:
@@ -424,6 +450,24 @@ def warn_unknown_options(owner: str, options: Iterable[str]) -> None:
             _warned_options.add((owner, name))
             warnings.warn(f"{owner}: unknown option {name!r} ignored", UserWarning,
                           stacklevel=3)
+
+
+#: bytes moved per read and write when a file is streamed from one filesystem to another
+COPY_CHUNK = 8 << 20
+
+
+def stream_copy(src: FS, src_path: str, dst: FS, dst_path: str,
+                chunk_size: int = COPY_CHUNK) -> int:
+    """Stream the file ``src_path`` of ``src`` to ``dst_path`` on ``dst`` in chunks of
+    ``chunk_size`` bytes (memory stays bounded whatever the file's size); return the number
+    of bytes copied. The destination appears only when the copy is complete: an error
+    part-way discards what was written."""
+    copied = 0
+    with src.open(src_path, "rb") as reader, dst.open(dst_path, "wb") as writer:
+        while chunk := reader.read(chunk_size):
+            writer.write(chunk)
+            copied += len(chunk)
+    return copied
 
 
 def _has_magic(part: str) -> bool:

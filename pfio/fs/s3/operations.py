@@ -1,10 +1,11 @@
-"""Listing, removing and renaming on S3 (a mixin of :class:`pfio.fs.s3.S3`).
+"""Listing, removing, renaming and copying on S3 (a mixin of :class:`pfio.fs.s3.S3`).
 
 Listings page through ``ListObjectsV2``; "directories" are common prefixes, and a
 recursive listing names the keys (as PFIO 2.x's did: the prefixes between them are not
-entries). A recursive remove deletes in batches of 1,000 keys per request. A rename is a
-server-side copy (a multipart copy above 5 GiB) followed by a delete; a prefix is renamed
-key by key.
+entries). A recursive remove deletes in batches of 1,000 keys per request. A copy is
+server-side (CopyObject; a multipart UploadPartCopy above 5 GiB), also between buckets of
+one endpoint and one set of credentials; a rename is such a copy followed by a delete; a
+prefix is renamed key by key.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from .writer import Completion
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .connection import Engine, S3Connection
+    from ..base import FS
+    from .connection import Engine, S3Connection, S3Settings
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +36,8 @@ COPY_LIMIT = 5 << 30
 
 
 class S3Operations:
-    """``list``, ``remove``, ``rename`` and ``glob`` of :class:`pfio.fs.s3.S3`."""
+    """``list``, ``remove``, ``rename``, the server-side copy and ``glob`` of
+    :class:`pfio.fs.s3.S3`."""
 
     bucket: str
     root: str
@@ -186,6 +189,7 @@ class S3Operations:
         Raises:
             FileNotFoundError: nothing is at ``src``.
             NotADirectoryError: ``src`` is a prefix and ``dst`` an object.
+            IsADirectoryError: ``src`` is an object and keys are under ``dst/``.
             OSError: ``src`` is a prefix and ``dst/`` holds keys (ENOTEMPTY) or is below
                 ``src`` (EINVAL); ``src`` is the root (EINVAL).
         """
@@ -200,6 +204,8 @@ class S3Operations:
             raise FileNotFoundError(errno.ENOENT, "no such object", self._url(skey))
         if skey == dkey:
             return
+        if dkey and self._prefix_exists(dkey):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", self._url(dkey + "/"))
         self._copy(skey, dkey, head["ContentLength"])
         bucket = self.bucket
         self._request("DELETE", skey, lambda engine: engine.delete_object(bucket, skey))
@@ -231,19 +237,23 @@ class S3Operations:
             raise
         self._delete_keys([obj["Key"] for obj in objects], prefix)
 
-    def _copy(self, skey: str, dkey: str, size: int) -> None:
-        """Copy the object ``skey`` (``size`` bytes) to ``dkey`` on the server."""
-        bucket = self.bucket
+    def _copy(self, skey: str, dkey: str, size: int, source_bucket: str | None = None) -> None:
+        """Copy the object ``skey`` (``size`` bytes) of ``source_bucket`` (default: this
+        bucket) to ``dkey`` on the server: one CopyObject up to :attr:`copy_limit`, else a
+        multipart copy (UploadPartCopy)."""
+        bucket, source = self.bucket, source_bucket or self.bucket
         if size <= self.copy_limit:
             self._request("PUT", dkey,
-                          lambda engine: engine.copy_object(bucket, dkey, bucket, skey))
+                          lambda engine: engine.copy_object(bucket, dkey, source, skey))
         else:
-            self._multipart_copy(skey, dkey, size)
+            self._multipart_copy(skey, dkey, size, source)
 
-    def _multipart_copy(self, skey: str, dkey: str, size: int) -> None:
-        """Copy ``skey`` (``size`` bytes) to ``dkey`` in parts; the upload is completed as
-        a writer's is (its outcome checked when the answer is lost), else aborted."""
-        bucket = self.bucket
+    def _multipart_copy(self, skey: str, dkey: str, size: int,
+                        source_bucket: str | None = None) -> None:
+        """Copy ``skey`` (``size`` bytes, of ``source_bucket``, default this bucket) to
+        ``dkey`` in parts; the upload is completed as a writer's is (its outcome checked
+        when the answer is lost), else aborted."""
+        bucket, source = self.bucket, source_bucket or self.bucket
         upload = self._request("POST", dkey, lambda engine: engine.create_multipart_upload(
             bucket, dkey, checksum=None))["UploadId"]
         completion = Completion(self._connection, dkey, upload)
@@ -254,7 +264,7 @@ class S3Operations:
 
                 def copy(engine: Any, number: int = number, start: int = start,
                          stop: int = stop) -> Any:
-                    return engine.upload_part_copy(bucket, dkey, upload, number, bucket, skey,
+                    return engine.upload_part_copy(bucket, dkey, upload, number, source, skey,
                                                    f"bytes={start}-{stop}")
 
                 result = self._request("PUT", dkey, copy)
@@ -267,6 +277,44 @@ class S3Operations:
             self._request("DELETE", dkey, lambda engine: engine.abort_multipart_upload(
                 bucket, dkey, upload))
             raise
+
+    def _copy_from(self, source: FS, src: str, dst: str, size: int | None = None) -> bool:
+        """Copy the object ``src`` of ``source`` to ``dst`` on the server (CopyObject; a
+        multipart UploadPartCopy above 5 GiB) when ``source`` is on S3 too, reached through
+        the same endpoint with the same credentials (any bucket); else return False.
+        ``FS.copy``, :func:`pfio.copy` and :func:`pfio.sync` come here first."""
+        if not isinstance(source, S3Operations) or \
+                not _same_account(source._connection.settings, self._connection.settings):
+            return False
+        skey, dkey = source._key(src), self._key(dst)
+        if not dkey or dkey.endswith("/"):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", self._url(dkey))
+        if not skey or skey.endswith("/"):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", source._url(skey))
+        if size is None:
+            size = source._object_size(skey)
+        if (source.bucket, skey) == (self.bucket, dkey):
+            return True  # a copy onto itself changes nothing (S3 would refuse it)
+        try:
+            self._copy(skey, dkey, size, source.bucket)
+        except FileNotFoundError:
+            source._object_size(skey)  # names the source when it is the one missing
+            raise
+        return True
+
+    def _object_size(self, key: str) -> int:
+        """The size of object ``key``.
+
+        Raises:
+            IsADirectoryError: ``key`` is a prefix.
+            FileNotFoundError: nothing is there.
+        """
+        head = self._head(key)
+        if head is not None:
+            return int(head["ContentLength"])
+        if self._prefix_exists(key):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", self._url(key))
+        raise FileNotFoundError(errno.ENOENT, "no such object", self._url(key))
 
     def glob(self, pattern: str) -> list[str]:
         """As :meth:`pfio.fs.base.FS.glob`, with one recursive listing under the pattern's
@@ -288,6 +336,13 @@ class S3Operations:
             return []
         names |= parent_directories(names)  # the prefixes between the keys
         return sorted(posixpath.join(base, n) if base else n for n in names if matcher(n))
+
+
+def _same_account(a: S3Settings, b: S3Settings) -> bool:
+    """Whether a request made with settings ``b`` may name objects reached with ``a``: the
+    same endpoint and the same credentials (given, or from the same profile and
+    environment), so that a server-side copy between them reads what ``a`` would read."""
+    return (a.endpoint, a.profile, a.secrets()) == (b.endpoint, b.profile, b.secrets())
 
 
 def _has_magic(part: str) -> bool:
