@@ -288,7 +288,7 @@ def test_pack_from_and_to_mem(tree, mem):
 def test_pack_into_the_directory_it_packs_skips_itself(tree):
     pytest.importorskip("pfio.containers.zip")
     assert main(["pack", str(tree), str(tree / "self.zip")]) == 0
-    assert main(["pack", str(tree), str(tree / "self.zip")]) == 0
+    assert main(["pack", "--force", str(tree), str(tree / "self.zip")]) == 0
     with zipfile.ZipFile(tree / "self.zip") as z:
         assert "self.zip" not in z.namelist()
 

@@ -6,6 +6,13 @@ through archives (``data/train.zip/img/0001.jpg``).
 
 Exit status: 0 on success, 1 when a command fails (a one-line message on standard error),
 2 for a command line that does not make sense.
+
+This module parses the command line and dispatches; each command lives in a module of its
+own kind, which adds its parser (``add_parsers``) with the function that runs it:
+:mod:`~pfio.cli.show` (ls, cat, stat), :mod:`~pfio.cli.read` (head, tail, md5sum, du),
+:mod:`~pfio.cli.copying` (cp, sync, pack, over :mod:`~pfio.cli.transfer`),
+:mod:`~pfio.cli.files` (rm, mv, mkdir, touch), :mod:`~pfio.cli.bucket` (mb),
+:mod:`~pfio.cli.trace` and :mod:`pfio.demo.run`.
 """
 
 from __future__ import annotations
@@ -18,7 +25,8 @@ from collections.abc import Sequence
 from .. import __version__
 from ..demo.run import add_demo_parser
 from ..trace.redact import RedactingFilter
-from .common import UsageError, describe_error
+from . import bucket, copying, files, read, show
+from .common import UsageError, describe_error, urls_of, warn_in_memory
 from .trace import add_trace_parser
 
 _DESCRIPTION = """\
@@ -28,6 +36,7 @@ A URL is a local path (data/train, /mnt/x), file:///abs/path, s3://bucket/key,
 hdfs://nameservice/path, mem://store/path, or any scheme registered with pfio or named in
 the INI file ($PFIO_CONFIG_PATH, else $XDG_CONFIG_HOME/pfio.ini). A path component ending
 in .zip, .tar, .tar.gz or .tgz is entered as an archive: data/train.zip/img/0001.jpg.
+mem:// stores live in one process: a pfio command starts with them empty.
 """
 
 _EPILOG = """\
@@ -35,56 +44,17 @@ examples:
   pfio ls -l s3://bucket/datasets/
   pfio cat data/train.zip/labels.txt | head
   pfio cp -r s3://bucket/run1/ checkpoints/
+  pfio sync --delete data/ s3://bucket/data/
   pfio pack images/ s3://bucket/images.zip
+  pfio du -sh s3://bucket/datasets/
   pfio demo --epochs 3 --workers 4
 
 'pfio COMMAND --help' explains each command."""
 
-_COMMANDS = {
-    "ls": (
-        "list a directory",
-        "List the directory at URL, sorted, one entry a line. Directory names end with '/'. "
-        "A URL naming a file lists that file.",
-        "  pfio ls s3://bucket/prefix/\n"
-        "  pfio ls -lR data/train.zip",
-    ),
-    "cat": (
-        "write files to standard output",
-        "Write the bytes of each file to standard output, one after the other. A file that "
-        "cannot be read is reported and skipped (the exit status is then 1).",
-        "  pfio cat s3://bucket/config.yaml\n"
-        "  pfio cat data/train.zip/a.txt data/train.zip/b.txt > ab.txt",
-    ),
-    "stat": (
-        "show the status of a file or directory",
-        "Print the fields of the FileStat of URL (filename, size, mode, last_modified, "
-        "isdir, and what the filesystem adds, e.g. etag on S3 or crc32 in a zip).",
-        "  pfio stat s3://bucket/model.pt\n"
-        "  pfio stat --json data/train.zip/img/0001.jpg",
-    ),
-    "cp": (
-        "copy files between any filesystems",
-        "Copy SRC to DST; either may be on any filesystem. When DST is an existing "
-        "directory, SRC is copied into it. Files are streamed and appear at DST only when "
-        "they are complete.",
-        "  pfio cp s3://bucket/model.pt ./model.pt\n"
-        "  pfio cp -r data/ s3://bucket/data/",
-    ),
-    "pack": (
-        "pack a directory into one .zip or .tar archive",
-        "Write every file and directory under SRC into a new archive DST (its name ends in "
-        ".zip or .tar), in sorted order, streaming: neither the archive nor a file is held in "
-        "memory. One archive of many small files reads much faster than the files do, "
-        "above all on object stores. A progress bar is shown when standard error is a "
-        "terminal.",
-        "  pfio pack images/ images.zip\n"
-        "  pfio pack --compression stored s3://bucket/jpegs/ s3://bucket/jpegs.zip",
-    ),
-}
-
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``pfio`` command."""
+    """The argument parser of the ``pfio`` command; the parsed arguments of a command carry
+    ``handler``, the function that runs it."""
     parser = argparse.ArgumentParser(
         prog="pfio", description=_DESCRIPTION, epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -94,35 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "libraries below it do too (botocore, urllib3, ...). "
                              "Credentials and signatures are redacted")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub = {}
-    for name, (summary, description, examples) in _COMMANDS.items():
-        sub[name] = commands.add_parser(
-            name, help=summary, description=description, epilog="examples:\n" + examples,
-            formatter_class=argparse.RawDescriptionHelpFormatter)
+    for module in (show, read, copying, files, bucket):
+        module.add_parsers(commands)
     add_trace_parser(commands)  # pfio trace summary|merge (pfio/cli/trace.py)
     add_demo_parser(commands)  # pfio demo (pfio/demo/run.py)
-
-    sub["ls"].add_argument("url", nargs="?", default=".", metavar="URL",
-                           help="the directory to list (default: the working directory)")
-    sub["ls"].add_argument("-l", dest="long", action="store_true",
-                           help="long format: mode, size, modification time, name")
-    sub["ls"].add_argument("-R", dest="recursive", action="store_true",
-                           help="list everything below URL, with paths relative to it")
-    sub["cat"].add_argument("urls", nargs="+", metavar="URL", help="the files to write")
-    sub["stat"].add_argument("url", metavar="URL", help="the file or directory")
-    sub["stat"].add_argument("--json", action="store_true", help="print a JSON object")
-    sub["cp"].add_argument("src", metavar="SRC", help="the file (or directory, with -r)")
-    sub["cp"].add_argument("dst", metavar="DST", help="the destination file or directory")
-    sub["cp"].add_argument("-r", "--recursive", action="store_true",
-                           help="copy directories and everything in them")
-    sub["pack"].add_argument("src", metavar="SRC", help="the directory to pack")
-    sub["pack"].add_argument("dst", metavar="DST", help="the archive to write: *.zip or *.tar")
-    sub["pack"].add_argument("--compression", choices=["deflated", "stored", "bzip2", "lzma"],
-                             help="zip member compression (default: deflated); 'stored' "
-                                  "suits files that are compressed already (JPEG, PNG)")
-    for name in ("cp", "pack"):
-        sub[name].add_argument("-q", "--quiet", action="store_true",
-                               help="no progress bar")
     return parser
 
 
@@ -138,8 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     _configure_logging(args.verbose)
+    warn_in_memory(args.command, urls_of(args))
     try:
-        return _run(args)
+        return args.handler(args)
     except UsageError as e:
         sys.stderr.write(f"pfio {args.command}: error: {describe_error(e)}\n")
         return 2
@@ -153,22 +99,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.getLogger(__name__).debug("pfio %s failed", args.command, exc_info=True)
         sys.stderr.write(f"pfio {args.command}: {describe_error(e)}\n")
         return 1
-
-
-def _run(args: argparse.Namespace) -> int:
-    from . import show, transfer
-
-    if args.command in ("trace", "demo"):
-        return args.handler(args)
-    if args.command == "ls":
-        return show.ls(args.url, long=args.long, recursive=args.recursive)
-    if args.command == "cat":
-        return show.cat(args.urls)
-    if args.command == "stat":
-        return show.stat(args.url, as_json=args.json)
-    if args.command == "cp":
-        return transfer.cp(args.src, args.dst, recursive=args.recursive, quiet=args.quiet)
-    return transfer.pack(args.src, args.dst, quiet=args.quiet, compression=args.compression)
 
 
 def _configure_logging(verbosity: int) -> None:
