@@ -2,22 +2,28 @@
 
 Much training code hands path strings to libraries that open files themselves (OpenCV and HDF5
 open paths in C). One call at the start of a script makes that code read and write
-``s3://``, ``hdfs://``, ``mem://`` URLs and archive members (``s3://b/train.zip/img/1.jpg``)::
+``s3://``, ``hdfs://``, ``mem://`` URLs and archive members (``s3://b/train.zip/img/1.jpg``),
+and make, copy, rename and remove files and directories there::
 
     import pfio
     pfio.patch_all()
     img = cv2.imread("s3://bucket/train/0001.jpg")
 
 Targets: ``builtins`` (``open``/``io.open``), ``os`` (``stat``, ``listdir``, ``scandir``, and
-so ``walk``), ``os.path`` (``exists``, ``isfile``, ``isdir``, ``getsize``, ``getmtime``),
-``glob`` (``glob``, ``iglob``), ``cv2``, ``pandas``, ``PIL``, ``numpy``, ``torch``, ``h5py``
-(``File``), ``soundfile`` (``SoundFile``, and so ``read``, ``write``, ``info``). A dataset
-class written for local disk (``os.scandir`` of a root, ``os.walk`` of class folders,
-``PIL.Image.open`` of files) thus runs unchanged on ``s3://b/train``, ``s3://b/train.zip`` or
-``mem://store``. Patches apply whether the library is imported before or after
-``patch_all()``; patching twice is harmless; ``unpatch_all`` restores the original objects
-exactly. Arguments that are not remote URIs go to the original function untouched; a URL of
-a scheme nothing serves is passed on too, with a warning logged once per scheme.
+so ``walk``; ``remove``/``unlink``, ``rmdir``, ``mkdir``, ``makedirs``, ``rename``/``replace``
+and ``os.path.samefile``), ``os.path`` (``exists``, ``isfile``, ``isdir``, ``getsize``,
+``getmtime``), ``glob`` (``glob``, ``iglob``), ``shutil`` (``copyfile``, ``copy``, ``copy2``,
+``copytree``, ``rmtree``, ``move``; it brings ``builtins``, ``os`` and ``os.path`` with it,
+see :data:`REQUIRES`), ``cv2``, ``pandas`` (HDF5, and the writers ``to_csv``, ``to_json``,
+``to_pickle``, ``to_parquet``, ``to_feather``), ``PIL`` (``Image.open``, ``Image.save``),
+``numpy``, ``torch``, ``h5py`` (``File``), ``soundfile`` (``SoundFile``, and so ``read``,
+``write``, ``info``). A dataset class written for local disk (``os.scandir`` of a root,
+``os.walk`` of class folders, ``PIL.Image.open`` of files) thus runs unchanged on
+``s3://b/train``, ``s3://b/train.zip`` or ``mem://store``. Patches apply whether the library
+is imported before or after ``patch_all()``; patching twice is harmless; ``unpatch_all``
+restores the original objects exactly. Arguments that are not remote URIs go to the original
+function untouched; a URL of a scheme nothing serves is passed on too, with a warning logged
+once per scheme.
 
 With ``patch_all(cache=True)`` files that patches stream (``open``, PIL, numpy, torch, h5py,
 soundfile) are read through the default object cache, so a second epoch reads local disk.
@@ -29,7 +35,8 @@ them in every Python process that has it set (it costs nothing when unset). A fo
 keeps the environment of its start, so call ``patch_all()`` before the first DataLoader or
 Pool that uses one (pfio logs a warning otherwise).
 
-A URL written through a patch (``cv2.imwrite``, ``numpy.save``, ``open(url, "w")``, ...) is
+A URL written through a patch (``cv2.imwrite``, ``numpy.save``, ``open(url, "w")``, ...), or
+removed or renamed through one (``os.remove``, ``os.rename``, ``shutil.rmtree``, ...), is
 fetched anew by the next spooled read of it in the same process, whatever the object cache's
 validation policy.
 """
@@ -41,41 +48,52 @@ from collections.abc import Iterable, Iterator
 
 from . import locate, machinery
 
-#: every target and the module that defines its patches
-TARGETS: dict[str, str] = {
-    "builtins": "pfio.patches.builtin_open",
-    "os": "pfio.patches.os_dirs",
-    "os.path": "pfio.patches.os_path",
-    "glob": "pfio.patches.glob_patterns",
-    "cv2": "pfio.patches.opencv",
-    "pandas": "pfio.patches.pandas_hdf",
-    "PIL": "pfio.patches.pillow",
-    "numpy": "pfio.patches.numpy_io",
-    "torch": "pfio.patches.torch_io",
-    "h5py": "pfio.patches.h5py_file",
-    "soundfile": "pfio.patches.soundfile_io",
+#: every target and the modules that declare its patches
+TARGETS: dict[str, tuple[str, ...]] = {
+    "builtins": ("pfio.patches.builtin_open",),
+    "os": ("pfio.patches.os_dirs", "pfio.patches.os_write"),
+    "os.path": ("pfio.patches.os_path",),
+    "glob": ("pfio.patches.glob_patterns",),
+    "shutil": ("pfio.patches.shutil_ops",),
+    "cv2": ("pfio.patches.opencv",),
+    "pandas": ("pfio.patches.pandas_hdf", "pfio.patches.pandas_writers"),
+    "PIL": ("pfio.patches.pillow", "pfio.patches.pillow_save"),
+    "numpy": ("pfio.patches.numpy_io",),
+    "torch": ("pfio.patches.torch_io",),
+    "h5py": ("pfio.patches.h5py_file",),
+    "soundfile": ("pfio.patches.soundfile_io",),
+}
+
+#: targets that patching a target brings with it: ``shutil`` works through the patched
+#: ``open``, ``os`` and ``os.path`` (``shutil.copyfile`` opens both files with ``open``,
+#: ``shutil.move`` renames with ``os.rename``, ...)
+REQUIRES: dict[str, tuple[str, ...]] = {
+    "shutil": ("builtins", "os", "os.path"),
 }
 
 
-def _names(targets: Iterable[str] | str | None) -> list[str]:
+def _names(targets: Iterable[str] | str | None, with_required: bool = False) -> list[str]:
     names = list(TARGETS) if targets is None else \
         [targets] if isinstance(targets, str) else list(targets)
     unknown = [n for n in names if n not in TARGETS]
     if unknown:
         raise ValueError(f"unknown patch targets {unknown}: choose from {sorted(TARGETS)}")
+    if with_required:
+        names += [r for n in names for r in REQUIRES.get(n, ()) if r not in names]
     machinery.load_target_modules(names, TARGETS)
     return names
 
 
 def patch_all(targets: Iterable[str] | str | None = None, *,
               cache: bool | None = None) -> list[str]:
-    """Patch ``targets`` (default: all of them); return the targets active afterwards.
+    """Patch ``targets`` (default: all of them) and the targets they require
+    (:data:`REQUIRES`); return the targets active afterwards.
 
     ``cache=True`` reads the files that patches stream through the default object cache
     (:func:`pfio.cache.object_cache.default_object_cache`), ``False`` straight from their
     filesystems; None keeps the current choice (off unless inherited from the parent).
     """
-    names = _names(targets)
+    names = _names(targets, with_required=True)
     if cache is not None:
         locate.set_cache(cache)
     machinery.apply(names)
@@ -83,7 +101,8 @@ def patch_all(targets: Iterable[str] | str | None = None, *,
 
 
 def unpatch_all(targets: Iterable[str] | str | None = None) -> list[str]:
-    """Remove the patches of ``targets`` (default: all); return the targets still active."""
+    """Remove the patches of ``targets`` (default: all); return the targets still active.
+    The targets a target brought with it (:data:`REQUIRES`) stay, unless named too."""
     machinery.remove(_names(targets))
     return machinery.active_targets()
 
@@ -93,7 +112,7 @@ def patched(targets: Iterable[str] | str | None = None, *,
             cache: bool | None = None) -> Iterator[list[str]]:
     """Patch ``targets`` inside a ``with`` block (``cache`` as for :func:`patch_all`); on
     exit remove only what it added and put the cache choice back."""
-    names = _names(targets)
+    names = _names(targets, with_required=True)
     added = [n for n in names if n not in machinery.active_targets()]
     cached_before = locate.cache_on()
     patch_all(names, cache=cache)
@@ -114,5 +133,5 @@ def patched_functions() -> list[str]:
     return machinery.installed_attributes()
 
 
-__all__ = ["TARGETS", "active_patches", "patch_all", "patched", "patched_functions",
+__all__ = ["REQUIRES", "TARGETS", "active_patches", "patch_all", "patched", "patched_functions",
            "unpatch_all"]

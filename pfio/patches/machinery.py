@@ -72,8 +72,12 @@ _hooked_modules: set[str] = set()
 
 
 def define_target(name: str, specs: list[PatchSpec]) -> None:
-    """Declare the specs of target ``name`` (done by each patch module at import)."""
-    _targets[name] = specs
+    """Declare specs of target ``name`` (done by each patch module at import). Several
+    modules may declare specs of one target (``os``: listings in one module, removals and
+    renames in another); a spec of an attribute declared again replaces the earlier one."""
+    declared = {(s.module, s.owner, s.name): s for s in _targets.get(name, ())}
+    declared.update({(s.module, s.owner, s.name): s for s in specs})
+    _targets[name] = list(declared.values())
 
 
 def active_targets() -> list[str]:
@@ -172,8 +176,9 @@ def _forkserver_running() -> bool:
     return getattr(server, "_forkserver_pid", None) is not None
 
 
-def load_target_modules(names: list[str], modules: dict[str, str]) -> None:
-    """Import the patch modules that define ``names`` (``modules``: target -> module path)."""
+def load_target_modules(names: list[str], modules: dict[str, tuple[str, ...]]) -> None:
+    """Import the patch modules that define ``names`` (``modules``: target -> the paths of
+    the modules declaring its specs)."""
     for name in names:
-        if name not in _targets:
-            importlib.import_module(modules[name])
+        for path in modules[name]:
+            importlib.import_module(path)  # waits for an import another thread is making

@@ -23,10 +23,12 @@ def _read_hdf(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
 
 
 def _to_hdf(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    if not (args and is_remote(args[0])):
+    url = args[0] if args else kwargs.get("path_or_buf")
+    if not is_remote(url):
         return wrapped(*args, **kwargs)
+    kwargs = {k: v for k, v in kwargs.items() if k != "path_or_buf"}
     mode = kwargs.get("mode", "a")
-    with upload_on_success(args[0], download_first=mode in ("a", "r+")) as path:
+    with upload_on_success(url, download_first=mode in ("a", "r+")) as path:
         return wrapped(path, *args[1:], **kwargs)
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .. import config, registry
-from .._uri import _SCHEME_RE
+from .._uri import _SCHEME_RE, parse_uri
 from ..api import open_url
 from .locate import forget
 
@@ -50,24 +50,68 @@ def is_remote(arg: Any) -> bool:
     return served
 
 
-def divert(remote: Callable[..., Any]) -> Callable[[Any], Any]:
-    """A ``replace`` of :class:`~.machinery.PatchSpec` for functions whose first argument is
-    a path: the plain function it makes of ``original`` calls ``remote(*args, **kwargs)``
-    when that argument is a URL, and ``original`` for anything else at the cost of one
-    Python call (for functions that local code calls all the time, like ``os.stat``)."""
+def divert(remote: Callable[..., Any], *, paths: int = 1,
+           with_original: bool = False) -> Callable[[Any], Any]:
+    """A ``replace`` of :class:`~.machinery.PatchSpec` for functions whose leading
+    positional arguments are paths: the plain function it makes of ``original`` calls
+    ``remote(*args, **kwargs)`` when one of the first ``paths`` (1 or 2) positional
+    arguments is a URL, and ``original`` for anything else at the cost of one Python call
+    (for functions that local code calls all the time, like ``os.stat``).
+
+    With ``with_original`` the call is ``remote(original, *args, **kwargs)``, and ``file://``
+    URLs among the paths are first made plain local paths: a call left with no remote path
+    goes to ``original`` (``os.remove("file:///tmp/x")`` is ``os.remove("/tmp/x")``), as only
+    the original has the exact local semantics.
+    """
+    if paths not in (1, 2):
+        raise ValueError(f"divert: paths must be 1 or 2, not {paths}")
 
     def make(original: Any) -> Any:
-        @functools.wraps(original)
-        def patched(*args: Any, **kwargs: Any) -> Any:
-            if args:
-                path = args[0]
-                if type(path) is str and "://" in path and is_remote(path):
-                    return remote(*args, **kwargs)
-            return original(*args, **kwargs)
+        call = remote
+        if with_original:
+            call = functools.partial(_with_local_files, original, remote, paths)
+        if paths == 1:
+            @functools.wraps(original)
+            def patched(*args: Any, **kwargs: Any) -> Any:
+                if args:
+                    path = args[0]
+                    if type(path) is str and "://" in path and is_remote(path):
+                        return call(*args, **kwargs)
+                return original(*args, **kwargs)
+        else:
+            @functools.wraps(original)
+            def patched(*args: Any, **kwargs: Any) -> Any:
+                if len(args) >= 2:
+                    first, second = args[0], args[1]
+                    if (type(first) is str and "://" in first and is_remote(first)) or \
+                            (type(second) is str and "://" in second and is_remote(second)):
+                        return call(*args, **kwargs)
+                return original(*args, **kwargs)
 
         return patched
 
     return make
+
+
+def _with_local_files(original: Callable[..., Any], remote: Callable[..., Any], paths: int,
+                      *args: Any, **kwargs: Any) -> Any:
+    """``remote(original, ...)`` with ``file://`` URLs among the first ``paths`` arguments
+    made local paths; ``original(...)`` when no remote URL is left among them."""
+    head = [local_path(arg) for arg in args[:paths]]
+    args = (*head, *args[paths:])
+    if any(type(arg) is str and "://" in arg and is_remote(arg) for arg in head):
+        return remote(original, *args, **kwargs)
+    return original(*args, **kwargs)
+
+
+def local_path(arg: Any) -> Any:
+    """The local path a ``file://`` URL names (``file:///tmp/x`` is ``/tmp/x``); any other
+    argument as it is."""
+    if type(arg) is str and arg[:5].lower() == "file:":
+        uri = parse_uri(arg)
+        if uri.scheme == "file":
+            return str(uri)
+    return arg
 
 
 def _served_elsewhere(scheme: str, url: str) -> bool:

@@ -1,0 +1,184 @@
+"""``os.remove``/``os.unlink``, ``os.rmdir``, ``os.mkdir``, ``os.makedirs``,
+``os.rename``/``os.replace`` and ``os.path.samefile`` accept remote URIs.
+
+A script that writes its outputs under a URL also tidies them: it makes directories,
+renames a finished file into place, removes what it no longer needs. On a URL these resolve
+the filesystem through pfio and call its ``remove``, ``mkdir``, ``makedirs`` and ``rename``,
+with the errors of ``os``:
+
+* ``remove``/``unlink`` of a missing path raise ``FileNotFoundError``, of a directory
+  ``IsADirectoryError``; ``rmdir`` of a file ``NotADirectoryError``, of a non-empty directory
+  ``OSError(ENOTEMPTY)``; ``mkdir`` of an existing path, and ``makedirs`` of one without
+  ``exist_ok``, ``FileExistsError``.
+* ``rename``/``replace`` within one filesystem (one bucket, one ``mem://`` store, one HDFS
+  namenode) rename there (on S3: a server-side copy and a delete, key by key for a
+  directory, so not atomic), replacing a file at the destination; a file cannot replace a
+  directory (``IsADirectoryError``). Across filesystems (a local path and a URL, two
+  buckets) they raise ``OSError(EXDEV)`` as ``os.rename`` does across devices, and
+  ``shutil.move`` copies and removes instead.
+* ``os.path.samefile`` of URLs is true when both name the same path of one filesystem (the
+  ``os.stat`` of a URL has no inode number to compare).
+
+Where the backend has no such thing, the call does what the backend can: S3 has no
+directories (a prefix exists while an object is under it), so ``mkdir``/``makedirs`` of a
+new prefix create nothing, ``makedirs`` of a missing parent does not fail, and an empty
+"directory" made this way is not seen by ``os.path.isdir`` until something is written in
+it. Archives (``s3://b/x.zip/member``) are read-only: changing them raises
+``io.UnsupportedOperation``. ``file://`` URLs are handed to the original functions as local
+paths; ``dir_fd`` arguments are ignored for URLs.
+
+A path removed or renamed through these is fetched anew by the next spooled read of it in
+the process (as a path written through a patch is), whatever the object cache's validation
+policy.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import posixpath
+from collections.abc import Callable
+from typing import Any
+
+from .._uri import parse_uri, split_container_path
+from ..fs.base import FS
+from .locate import directory, stat_url
+from .machinery import PatchSpec, define_target
+from .targets import divert, is_remote, note_written
+
+
+def place(url: str) -> tuple[str, str]:
+    """``(top URL, name)``: the URL of the top of the filesystem that holds ``url`` (a
+    bucket, a ``mem://`` store, an HDFS namenode's ``/``, an archive) and ``url``'s path in
+    it. Two URLs are on one filesystem when their tops are equal.
+
+    >>> place("s3://b/out/a.png"), place("s3://b/train.zip/img/1.png")
+    (('s3://b/', 'out/a.png'), ('s3://b/train.zip', 'img/1.png'))
+    """
+    uri = parse_uri(url)
+    parent, name = uri.split()
+    _, containers, inner = split_container_path(parent.path)
+    if containers:
+        top = parent.path[:len(parent.path) - len(inner)].rstrip("/")
+    else:
+        top, inner = "/", parent.path
+    path = posixpath.normpath(posixpath.join("/", inner, name)).lstrip("/")
+    return str(uri.with_path(top)), path
+
+
+def filesystem(url: str) -> tuple[FS, str]:
+    """The filesystem at the top of ``url`` (see :func:`place`; shared by the calls of the
+    process: never close it) and ``url``'s path in it."""
+    top, path = place(url)
+    return directory(top), path
+
+
+def is_directory(fs: FS, path: str) -> bool:
+    """Whether ``path`` is a directory (a root is); raises ``FileNotFoundError`` when
+    nothing is there."""
+    return not path or fs.stat(path).isdir()
+
+
+def refuse_root(path: str, url: str) -> None:
+    """Raise ``PermissionError`` when ``path`` is the root of its filesystem (a bucket, a
+    store): pfio does not remove or rename one."""
+    if not path:
+        raise PermissionError(errno.EPERM, "pfio does not remove the root of a filesystem",
+                              url)
+
+
+def note_changed(fs: FS, path: str, is_dir: bool, *urls: str) -> None:
+    """Note (see :func:`~.targets.note_written`) ``urls``, the URLs that ``path`` of ``fs``
+    has or takes, and when it is a directory every file below it under each of them:
+    what a spooled read cached of them is stale after this call."""
+    names = [n for n in fs.list(path, recursive=True) if not n.endswith("/")] if is_dir else []
+    for url in urls:
+        note_written(url)
+        for name in names:
+            note_written(f"{url.rstrip('/')}/{name}")
+
+
+def _remove(original: Callable[..., Any], url: str, *, dir_fd: Any = None) -> None:
+    fs, path = filesystem(url)
+    if is_directory(fs, path):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), url)
+    fs.remove(path)
+    note_written(url)
+
+
+def _rmdir(original: Callable[..., Any], url: str, *, dir_fd: Any = None) -> None:
+    fs, path = filesystem(url)
+    refuse_root(path, url)
+    if not is_directory(fs, path):
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), url)
+    fs.remove(path)  # OSError(ENOTEMPTY) from the backend when something is in it
+    note_written(url)
+
+
+def _refuse_existing(fs: FS, path: str, url: str, exist_ok: bool) -> bool:
+    """True when ``path`` is a directory and ``exist_ok``; raises ``FileExistsError`` when
+    something else exists there; False when nothing does."""
+    try:
+        is_dir = is_directory(fs, path)
+    except FileNotFoundError:
+        return False
+    if exist_ok and is_dir:
+        return True
+    raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), url)
+
+
+def _mkdir(original: Callable[..., Any], url: str, mode: int = 0o777, *,
+           dir_fd: Any = None) -> None:
+    fs, path = filesystem(url)
+    _refuse_existing(fs, path, url, exist_ok=False)
+    fs.mkdir(path, mode)
+
+
+def _makedirs(original: Callable[..., Any], url: str, mode: int = 0o777,
+              exist_ok: bool = False) -> None:
+    fs, path = filesystem(url)
+    if not _refuse_existing(fs, path, url, exist_ok):
+        fs.makedirs(path, mode, exist_ok=exist_ok)
+
+
+def _rename(original: Callable[..., Any], src: str, dst: str, *, src_dir_fd: Any = None,
+            dst_dir_fd: Any = None) -> None:
+    if not (is_remote(src) and is_remote(dst)):
+        raise _cross_device(src, dst)
+    (src_top, src_path), (dst_top, dst_path) = place(src), place(dst)
+    if src_top != dst_top:
+        raise _cross_device(src, dst)
+    fs = directory(src_top)
+    refuse_root(src_path, src)
+    is_dir = is_directory(fs, src_path)
+    if not is_dir and fs.isdir(dst_path):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), dst)
+    note_changed(fs, src_path, is_dir, src, dst)
+    fs.rename(src_path, dst_path)
+
+
+def _cross_device(src: Any, dst: Any) -> OSError:
+    return OSError(errno.EXDEV, os.strerror(errno.EXDEV), src, None, dst)
+
+
+def _samefile(original: Callable[..., Any], first: Any, second: Any) -> bool:
+    for path in (first, second):  # both must exist, as for os.path.samefile
+        if is_remote(path):
+            stat_url(path)
+        else:
+            os.stat(path)
+    return is_remote(first) and is_remote(second) and place(first) == place(second)
+
+
+define_target("os", [
+    PatchSpec("os", "remove", replace=divert(_remove, with_original=True)),
+    PatchSpec("os", "unlink", replace=divert(_remove, with_original=True)),
+    PatchSpec("os", "rmdir", replace=divert(_rmdir, with_original=True)),
+    PatchSpec("os", "mkdir", replace=divert(_mkdir, with_original=True)),
+    PatchSpec("os", "makedirs", replace=divert(_makedirs, with_original=True)),
+    PatchSpec("os", "rename", replace=divert(_rename, paths=2, with_original=True)),
+    PatchSpec("os", "replace", replace=divert(_rename, paths=2, with_original=True)),
+    PatchSpec("os.path", "samefile", replace=divert(_samefile, paths=2, with_original=True)),
+])
+
+__all__ = ["filesystem", "is_directory", "note_changed", "place", "refuse_root"]

@@ -1,0 +1,47 @@
+"""pandas writers accept remote URIs: ``DataFrame``/``Series`` ``to_csv``, ``to_json``,
+``to_pickle``, and ``DataFrame.to_parquet``, ``to_feather`` (``to_hdf`` is in
+:mod:`pfio.patches.pandas_hdf`).
+
+pandas hands a URL to fsspec, which needs a package per scheme (``s3fs`` for ``s3://``)
+configured apart from pfio, knows no ``mem://`` and no pfio INI scheme, and publishes what
+was written when a write fails half-way. So a URL that pfio serves is written by pfio: pandas
+writes a local temporary file that keeps the URL's extension (so ``compression="infer"``
+infers from it, ``x.csv.gz`` is gzipped), uploaded when the call returns and dropped when it
+raises: the object appears whole or not at all. A call that passes ``storage_options`` is
+meant for fsspec and goes to pandas untouched, as do local paths, file objects and
+``to_parquet(partition_cols=...)`` (a directory of files, which pfio does not spool).
+``mode="a"`` (``to_csv``, ``to_json(lines=True)``) first copies the existing object.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .machinery import PatchSpec, define_target
+from .targets import is_remote, upload_on_success
+
+
+def _writer(parameter: str) -> Any:
+    """The wrapper of a pandas writer whose path argument is ``parameter`` (first
+    positional, or by name)."""
+
+    def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        url = args[0] if args else kwargs.get(parameter)
+        if not is_remote(url) or kwargs.get("storage_options") is not None \
+                or kwargs.get("partition_cols"):
+            return wrapped(*args, **kwargs)
+        kwargs = {k: v for k, v in kwargs.items() if k != parameter}
+        appending = "a" in str(kwargs.get("mode", "w"))
+        with upload_on_success(url, download_first=appending) as path:
+            return wrapped(path, *args[1:], **kwargs)
+
+    return wrapper
+
+
+define_target("pandas", [
+    PatchSpec("pandas", "to_csv", _writer("path_or_buf"), owner="core.generic.NDFrame"),
+    PatchSpec("pandas", "to_json", _writer("path_or_buf"), owner="core.generic.NDFrame"),
+    PatchSpec("pandas", "to_pickle", _writer("path"), owner="core.generic.NDFrame"),
+    PatchSpec("pandas", "to_parquet", _writer("path"), owner="core.frame.DataFrame"),
+    PatchSpec("pandas", "to_feather", _writer("path"), owner="core.frame.DataFrame"),
+])
