@@ -16,15 +16,36 @@ dataset of millions of images pickles small for DataLoader workers.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..api import from_url, open_url
-from ..fs.stat import FileStat
 
 #: file name extensions taken as images when a directory or container is listed
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp")
 LIST_FILE_EXTENSIONS = (".txt", ".lst", ".list")
+
+
+class NameTable:
+    """Many names kept as one compact blob (UTF-8, newline-separated, int64 offsets): a
+    table of millions of names pickles small and costs no per-name Python object."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        import numpy as np
+
+        encoded = [n.encode("utf-8") for n in names]
+        if any(b"\n" in n for n in encoded):
+            raise ValueError("names must not contain newlines")
+        self._blob = b"\n".join(encoded)
+        self._offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(n) + 1 for n in encoded], out=self._offsets[1:])
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def __getitem__(self, index: int) -> str:
+        start, end = self._offsets[index], self._offsets[index + 1] - 1
+        return self._blob[start:end].decode("utf-8")
 
 
 class ImageItems:
@@ -36,14 +57,9 @@ class ImageItems:
 
         if len(paths) != len(labels):
             raise ValueError("paths and labels differ in length")
-        encoded = [p.encode("utf-8") for p in paths]
-        if any(b"\n" in p for p in encoded):
-            raise ValueError("image paths must not contain newlines")
         self.base_url = base_url
         self.classes = classes
-        self._blob = b"\n".join(encoded)
-        self._offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(p) + 1 for p in encoded], out=self._offsets[1:])
+        self._paths = NameTable(paths)
         self._labels = np.asarray(labels, dtype=np.int64)
 
     def __len__(self) -> int:
@@ -51,8 +67,7 @@ class ImageItems:
 
     def path(self, index: int) -> str:
         """The path of item ``index`` relative to ``base_url``."""
-        start, end = self._offsets[index], self._offsets[index + 1] - 1
-        return self._blob[start:end].decode("utf-8")
+        return self._paths[index]
 
     def label(self, index: int) -> int:
         return int(self._labels[index])
@@ -104,17 +119,24 @@ def _from_list_file(url: str, root: str | None) -> ImageItems:
 
 def _from_tree(url: str, extensions: tuple[str, ...]) -> ImageItems:
     with from_url(url) as fs:
-        names = sorted(_images(fs.list(recursive=True, detail=True), extensions))
+        files = [st.filename for st in fs.list(recursive=True, detail=True) if not st.isdir()]
+    names = sorted(name for name in files if name.lower().endswith(extensions))
+    if not names:
+        raise ValueError(_no_images(url, files, extensions))
     classes = sorted({name.split("/", 1)[0] for name in names if "/" in name})
     index = {name: i for i, name in enumerate(classes)}
     labels = [index[n.split("/", 1)[0]] if "/" in n else -1 for n in names]
     return ImageItems(url, names, labels, classes)
 
 
-def _images(entries: Iterator[FileStat], extensions: tuple[str, ...]) -> Iterator[str]:
-    for st in entries:
-        if not st.isdir() and st.filename.lower().endswith(extensions):
-            yield st.filename
+def _no_images(url: str, files: list[str], extensions: tuple[str, ...]) -> str:
+    """Why ``url`` gives no images, and what to use instead when it holds other files."""
+    if not files:
+        return f"no images found in {url}: it holds no files"
+    return (f"no images found in {url}: none of its {len(files)} files ends with "
+            f"{', '.join(extensions)} (e.g. {min(files)!r}); for objects of any kind use "
+            "pfio.integrations.torch_objects.PfioObjectDataset.from_prefix(url, "
+            "transform=...), whose transform reads each object")
 
 
 def decode_image(data: bytes, decoder: str = "cv2") -> Any:

@@ -1,14 +1,15 @@
 """Reading dataset images by index: a filesystem opened lazily in each process, optional caching
-of raw bytes or of decoded arrays in a cache shared by DataLoader workers (framework-free)."""
+of raw bytes or of decoded arrays in a cache shared by DataLoader workers, and batches whose
+images are fetched concurrently while those already arrived are decoded (framework-free)."""
 
 from __future__ import annotations
 
-import os
 import struct
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..api import from_url, open_url
-from ..fs.base import FS
+from ..api import open_url
+from .dataset_io import ProcessFilesystems, checked_index, fetch_ahead
 from .image_items import ImageItems, decode_image
 
 _ARRAY_HEADER = struct.Struct("<III")  # height, width, channels of a cached uint8 image
@@ -35,42 +36,53 @@ class ImageReader:
         self.decoder = decoder
         self.cache_kind = cache
         self._cache = _make_cache(len(items), cache_dir) if cache else None
-        self._fs: FS | None = None
-        self._pid = -1
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state.update(_fs=None, _pid=-1)
-        return state
-
-    def _filesystem(self) -> FS:
-        if self._fs is None or self._pid != os.getpid():
-            self._fs = from_url(self.items.base_url)
-            self._pid = os.getpid()
-        return self._fs
+        self._filesystems = ProcessFilesystems([items.base_url]) if items.base_url else None
 
     def read(self, index: int) -> bytes:
         """The encoded bytes of item ``index``."""
         path = self.items.path(index)
-        if not self.items.base_url:
+        if self._filesystems is None:
             with open_url(path, "rb") as f:
                 return f.read()
-        with self._filesystem().open(path, "rb") as f:
-            return f.read()
+        return self._filesystems.read(0, path)
 
     def image(self, index: int) -> Any:
         """The decoded image of item ``index`` (through the cache when one is configured)."""
+        return self._finish(self._fetch(index))
+
+    def images(self, indices: Sequence[int]) -> Iterator[tuple[int, Any]]:
+        """``(index, image)`` for each of ``indices`` in order (negative indices count from
+        the end and come back counted from the start): what :meth:`image` gives, but the
+        images' bytes (or cached pixels) are fetched a few at a time concurrently while
+        those already arrived are decoded in this thread, so the storage's latency hides
+        behind decoding.
+
+        Raises:
+            IndexError: an index out of range (before anything is fetched).
+        """
+        checked = [checked_index(index, len(self.items), "images") for index in indices]
+        for index, fetched in zip(checked, fetch_ahead(self._fetch, checked), strict=True):
+            yield index, self._finish(fetched)
+
+    def _fetch(self, index: int) -> Any:
+        """What a thread may fetch for item ``index``: its encoded bytes, or with the
+        ``"decoded"`` cache its image (decoded once, then read from the cache)."""
         if self._cache is None:
-            return decode_image(self.read(index), self.decoder)
+            return self.read(index)
         if self.cache_kind == "raw":
-            data = self._cache.get_and_cache(index, self.read)
-            return decode_image(data, self.decoder)
+            return self._cache.get_and_cache(index, self.read)
         array = _unpack(self._cache.get_and_cache(index, self._decoded_bytes))
         if self.decoder == "pil":
             from PIL import Image
 
             return Image.fromarray(array)
         return array
+
+    def _finish(self, fetched: Any) -> Any:
+        """The image of what :meth:`_fetch` gave (decoding encoded bytes)."""
+        if self.cache_kind == "decoded":
+            return fetched
+        return decode_image(fetched, self.decoder)
 
     def _decoded_bytes(self, index: int) -> bytes:
         import numpy as np

@@ -10,6 +10,12 @@
   file or a list of URLs, on any filesystem, with optional caching;
 * :class:`PfioShardDataset`: an iterable dataset reading zip/tar shards front to back, each
   shard by exactly one worker of one rank;
+* :class:`PfioWebDataset`: webdataset-layout shards (``key.jpg``, ``key.cls``, ...) as
+  decoded sample dicts, one GET per tar shard, even across ranks, resumable with
+  torchdata's ``StatefulDataLoader``;
+* :class:`PfioObjectDataset` and :class:`PfioObjectIterableDataset`: any objects under a
+  prefix (``from_prefix``), with s3torchconnector's call shape: the transform gets an object
+  with ``.url``, ``.key`` and ``.read()``; one GET per object, fetched ahead of the sampler;
 * :class:`IDXDataset`: MNIST-format (IDX) files, gzipped or not;
 * :func:`save`, :func:`load` and :class:`CheckpointManager`: atomic checkpoints on any URL,
   retention and resume-from-latest; :mod:`pfio.integrations.dcp` has
@@ -23,6 +29,8 @@ from torch.utils.data import Dataset
 from . import idx
 from .checkpoints import CheckpointManager, load, save
 from .torch_datasets import PfioImageDataset, PfioShardDataset
+from .torch_objects import PfioObjectDataset, PfioObjectIterableDataset
+from .torch_webdataset import PfioWebDataset
 
 
 class IDXDataset(idx.IDXDataset, Dataset):
@@ -34,5 +42,5 @@ class IDXDataset(idx.IDXDataset, Dataset):
     """
 
 
-__all__ = ["CheckpointManager", "IDXDataset", "PfioImageDataset", "PfioShardDataset", "load",
-           "save"]
+__all__ = ["CheckpointManager", "IDXDataset", "PfioImageDataset", "PfioObjectDataset",
+           "PfioObjectIterableDataset", "PfioShardDataset", "PfioWebDataset", "load", "save"]

@@ -1,9 +1,8 @@
 """PyTorch datasets over any pfio URL: a map-style image dataset and an iterable one that reads
-sequential shards (zip/tar files front to back)."""
+shards (tar, tar.gz, zip) front to back; the placement helpers the iterable datasets share."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -12,6 +11,8 @@ import torch.utils.data
 from ..api import from_url
 from .image_items import IMAGE_EXTENSIONS, collect, decode_image
 from .image_reader import ImageReader
+from .shards import SampleStream, expand_urls
+from .shards.plan import Place, epoch_order, reader_items
 
 
 class PfioImageDataset(torch.utils.data.Dataset):
@@ -65,41 +66,68 @@ class PfioImageDataset(torch.utils.data.Dataset):
             label = self.target_transform(label)
         return image, label
 
+    def __getitems__(self, indices: Sequence[int]) -> list[tuple[Any, Any]]:
+        """The items at ``indices``, in order: ``[self[i] for i in indices]``, but the images
+        are fetched a few at a time concurrently while those already arrived are decoded
+        and transformed (``DataLoader`` calls this with each batch's indices), so a worker
+        hides the storage's latency instead of waiting for each image in turn.
+
+        Raises:
+            IndexError: an index out of range.
+            FileNotFoundError: an image is missing (the message names it).
+        """
+        items: list[tuple[Any, Any]] = []
+        for index, image in self.reader.images(indices):
+            label: Any = self.reader.items.label(index)
+            if self.transform is not None:
+                image = self.transform(image)
+            if self.target_transform is not None:
+                label = self.target_transform(label)
+            items.append((image, label))
+        return items
+
 
 class PfioShardDataset(torch.utils.data.IterableDataset):
-    """Samples read front to back from shards (zip or tar files on any filesystem).
+    """Images read front to back from shards (tar, tar.gz or zip files on any filesystem).
 
-    Each shard is read by exactly one DataLoader worker of one rank: the shard list (shuffled
-    with ``seed + epoch`` when ``shuffle``) is split across ``world_size * num_workers`` readers.
-    Within a shard, members are read in archive order (sequential IO); with ``shuffle`` they
-    are also shuffled through a buffer of ``shuffle_buffer`` samples. Call :meth:`set_epoch`
-    before each epoch for a new, deterministic order.
+    Each shard is read by exactly one DataLoader worker of one rank (see
+    :mod:`pfio.integrations.shards.plan`): the shard list (shuffled with ``seed + epoch``
+    when ``shuffle``) is split across ranks, then each rank's shards across its workers. A
+    tar shard is read as one stream (one GET on S3); a zip shard member by member in archive
+    order. With ``shuffle``, samples also go through a buffer of ``shuffle_buffer``. Call
+    :meth:`set_epoch` before each epoch for a new, deterministic order.
 
-    Items are ``(image, label)``, the label being the index in ``classes`` of the member's top
-    directory (-1 when it has none or ``classes`` does not name it).
+    Items are ``(image, label)`` for every member whose extension is in ``extensions``. The
+    label is the sample's ``.cls`` member when it has one (webdataset layout:
+    ``key.jpg`` + ``key.cls``), else the index in ``classes`` of the member's top directory
+    (-1 when it has none or ``classes`` does not name it). Members are grouped into samples
+    as :func:`pfio.integrations.shards.split_name` says (names whose base name starts with
+    ``.`` are skipped). For samples of several fields (``.json``, ``.npy``, ...), see
+    :class:`pfio.integrations.torch.PfioWebDataset`.
 
     Args:
-        shards: URLs of zip/tar files.
+        shards: URLs of shards, or a brace pattern (``"s3://b/train-{0000..0011}.tar"``).
         classes: class names; default: the top directories found in the first shard.
         rank, world_size: this process's place among distributed ranks (default: from
             ``torch.distributed`` when it is initialised, else 0 and 1).
     """
 
-    def __init__(self, shards: Sequence[str], transform: Callable[[Any], Any] | None = None,
+    def __init__(self, shards: str | Sequence[str],
+                 transform: Callable[[Any], Any] | None = None,
                  decoder: str = "cv2", shuffle: bool = False, seed: int = 0,
                  shuffle_buffer: int = 256, classes: Sequence[str] | None = None,
                  rank: int | None = None, world_size: int | None = None,
                  extensions: tuple[str, ...] = IMAGE_EXTENSIONS) -> None:
-        if not shards:
+        self.shards = expand_urls(shards)
+        if not self.shards:
             raise ValueError("no shards given")
-        self.shards = list(shards)
         self.transform = transform
         self.decoder = decoder
         self.shuffle = shuffle
         self.seed = seed
         self.shuffle_buffer = max(1, shuffle_buffer)
-        self.extensions = extensions
-        self.rank, self.world_size = _distributed_place(rank, world_size)
+        self.extensions = tuple(e.lower() for e in extensions)
+        self.rank, self.world_size = distributed_place(rank, world_size)
         self.classes = list(classes) if classes is not None else _top_dirs(self.shards[0])
         self.epoch = 0
 
@@ -109,45 +137,35 @@ class PfioShardDataset(torch.utils.data.IterableDataset):
 
     def my_shards(self) -> list[str]:
         """The shards this rank and DataLoader worker read in the current epoch, in order."""
-        order = list(self.shards)
-        if self.shuffle:
-            random.Random(self.seed + self.epoch).shuffle(order)
-        info = torch.utils.data.get_worker_info()
-        worker, workers = (info.id, info.num_workers) if info else (0, 1)
-        reader = self.rank * workers + worker
-        return order[reader::self.world_size * workers]
+        order = epoch_order(self.shards, self.seed, self.epoch, self.shuffle)
+        return reader_items(order, worker_place(self.rank, self.world_size))
 
     def __iter__(self) -> Iterator[tuple[Any, int]]:
-        rng = random.Random((self.seed + self.epoch) * 7919 + self.rank)
-        samples = self._samples()
-        if not self.shuffle:
-            yield from samples
-            return
-        buffer: list[tuple[Any, int]] = []
-        for sample in samples:
-            buffer.append(sample)
-            if len(buffer) >= self.shuffle_buffer:
-                yield buffer.pop(rng.randrange(len(buffer)))
-        rng.shuffle(buffer)
-        yield from buffer
-
-    def _samples(self) -> Iterator[tuple[Any, int]]:
+        place = worker_place(self.rank, self.world_size)
+        samples = SampleStream(self.my_shards(),
+                               shuffle_buffer=self.shuffle_buffer if self.shuffle else 0,
+                               rng_seed=f"{self.seed}:{self.epoch}:{place.rank}:{place.worker}")
         index = {name: i for i, name in enumerate(self.classes)}
-        for shard in self.my_shards():
-            with from_url(shard) as archive:
-                for st in archive.list(recursive=True, detail=True):
-                    name = st.filename
-                    if st.isdir() or not name.lower().endswith(self.extensions):
-                        continue
-                    with archive.open(name, "rb") as f:
-                        image = decode_image(f.read(), self.decoder)
-                    if self.transform is not None:
-                        image = self.transform(image)
-                    top = name.split("/", 1)[0] if "/" in name else ""
-                    yield image, index.get(top, -1)
+        for sample in samples:
+            key = sample["__key__"]
+            label = int(sample["cls"]) if "cls" in sample else \
+                index.get(key.split("/", 1)[0] if "/" in key else "", -1)
+            for ext, data in sample.items():
+                if ext.startswith("__") or "." + ext.rpartition(".")[2] not in self.extensions:
+                    continue
+                image = decode_image(data, self.decoder)
+                if self.transform is not None:
+                    image = self.transform(image)
+                yield image, label
 
 
-def _distributed_place(rank: int | None, world_size: int | None) -> tuple[int, int]:
+def distributed_place(rank: int | None, world_size: int | None) -> tuple[int, int]:
+    """``(rank, world_size)``: as given, else from ``torch.distributed`` when it is
+    initialised, else ``(0, 1)``.
+
+    Raises:
+        ValueError: ``rank`` is not in ``[0, world_size)``.
+    """
     import torch.distributed as dist
 
     if rank is None or world_size is None:
@@ -157,6 +175,14 @@ def _distributed_place(rank: int | None, world_size: int | None) -> tuple[int, i
     if not 0 <= rank < world_size:
         raise ValueError(f"rank {rank} is not in [0, {world_size})")
     return rank, world_size
+
+
+def worker_place(rank: int, world_size: int) -> Place:
+    """The :class:`~pfio.integrations.shards.plan.Place` of the calling process: ``rank`` of
+    ``world_size``, and its DataLoader worker (0 of 1 outside a worker)."""
+    info = torch.utils.data.get_worker_info()
+    worker, workers = (info.id, info.num_workers) if info else (0, 1)
+    return Place(rank, world_size, worker, workers)
 
 
 def _top_dirs(shard: str) -> list[str]:

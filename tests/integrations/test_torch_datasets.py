@@ -174,3 +174,30 @@ def test_shard_dataset_yields_every_sample_with_labels(request):
     shards = _zip_shards(request, 2)
     samples = list(PfioShardDataset(shards, shuffle=True, seed=0, shuffle_buffer=3))
     assert sorted(label for _, label in samples) == [0, 0, 0, 0, 1, 1, 1, 1]
+
+
+def _webdataset_shards(base, count=2, per_shard=3):
+    from pfio.integrations.shards import ShardWriter
+
+    with ShardWriter(f"{base}/train-%02d.tar", maxcount=per_shard) as sink:
+        for i in range(count * per_shard):
+            image = Image.fromarray(np.full((8, 8, 3), i, np.uint8))
+            sink.write({"__key__": f"{i:04d}", "png": image, "cls": i % 2, "json": {"i": i}})
+    return sink.shards
+
+
+def test_shard_dataset_labels_webdataset_samples_by_their_cls(tmp_path):
+    shards = _webdataset_shards(str(tmp_path))
+    items = list(PfioShardDataset(f"{tmp_path}/train-{{00..01}}.tar", classes=[]))
+    assert [label for _, label in items] == [0, 1, 0, 1, 0, 1]
+    assert [int(image[0, 0, 0]) for image, _ in items] == list(range(6))
+    assert len(shards) == 2
+
+
+def test_shard_dataset_reads_each_tar_shard_with_one_get(s3_env, s3_bucket, s3_requests):
+    pytest.importorskip("boto3")
+    base = f"s3://{s3_bucket}/wds"
+    shards = _webdataset_shards(base)
+    log = s3_requests(pfio.from_url(base))
+    assert len(list(PfioShardDataset(shards, classes=[]))) == 6
+    assert [method for method, _, _ in log] == ["GET", "GET"]

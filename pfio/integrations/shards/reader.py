@@ -1,0 +1,177 @@
+"""Reading one shard front to back: its members, then its samples.
+
+* A tar shard (``.tar``; gzip-compressed when it starts with the gzip magic bytes, as
+  ``.tar.gz``/``.tgz`` shards do) is opened with :func:`pfio.open_url` and read with large
+  sequential reads: on S3 that is one GET for the whole object, read to its end.
+* A zip shard (``.zip``) is opened as pfio's :class:`~pfio.containers.zip.Zip` container and
+  its members are read in archive order (one ranged read each on S3).
+
+Samples are grouped as webdataset groups them (see :func:`split_name`): consecutive members
+with the same key form one sample ``{"__key__": key, "__url__": url, ext: bytes, ...}``.
+
+Every sample comes with its *position*: where to start reading the shard again to get that
+sample next (the offset of its first header in the uncompressed tar stream, or the index of
+its first member in a zip). :func:`iter_samples` starts at such a position, so a reader that
+resumes within a shard skips what it already read (seeking in an uncompressed tar).
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+from collections.abc import Iterator
+from typing import IO, Any
+
+from ...api import from_url, open_url
+from ...containers.tar_index import DECODE_ERRORS, decode_error
+from ...errors import ArchiveError
+from .tarstream import Member, iter_tar
+
+logger = logging.getLogger(__name__)
+
+GZIP_MAGIC = b"\x1f\x8b"
+#: the names of shards read as zip archives (any other is read as a tar stream)
+ZIP_SUFFIXES = (".zip",)
+#: bytes the opening read of a shard resumed inside asks for (to tell gzip from tar)
+RESUME_OPENING = 512
+
+Sample = dict[str, Any]
+
+
+def split_name(name: str) -> tuple[str, str] | None:
+    """``(key, extension)`` of a member name, as webdataset splits it: the key is the path up
+    to the first ``.`` of the base name (directories included), the extension the rest,
+    lower-cased: ``"a/b.seg.PNG"`` is ``("a/b", "seg.png")``.
+
+    None for names that are not part of a sample: no ``.`` in the base name, a base name
+    starting with ``.`` (hidden files; webdataset makes the odd key ``"dir/"`` of a
+    ``dir/.name`` inside a directory, pfio skips them everywhere), and metadata whose first
+    path component is ``__name__`` (webdataset skips those too).
+    """
+    slash = name.rfind("/")
+    dot = name.find(".", slash + 1)
+    if dot <= slash + 1:
+        return None
+    if name.startswith("__"):
+        top = name.split("/", 1)[0]
+        if len(top) >= 4 and top.endswith("__"):
+            return None
+    return name[:dot], name[dot + 1:].lower()
+
+
+def iter_members(url: str, start: int = 0) -> Iterator[Member]:
+    """The regular members of the shard at ``url`` in archive order, from ``start`` (a
+    position given by an earlier :class:`Member`; 0 is the start).
+
+    Raises:
+        ArchiveError: a truncated or corrupt shard (the message names ``url``).
+        FileNotFoundError: no shard at ``url``.
+    """
+    if url.lower().endswith(ZIP_SUFFIXES):
+        yield from _zip_members(url, start)
+        return
+    # resuming inside a shard: the opening request reads only its first bytes (a ranged
+    # GET on S3, rather than a plain GET of the whole object dropped at the seek)
+    options = {"first_fetch": RESUME_OPENING} if start else {}
+    with open_url(url, "rb", **options) as f:
+        head = f.read(2) if start else b""
+        if start and head != GZIP_MAGIC:
+            f.seek(start)  # an uncompressed tar: go straight to the position
+            yield from iter_tar(f, url, start)
+            return
+        source = _Prefixed(head, f) if head else f
+        first = source.read(2)
+        stream = _Prefixed(first, source)
+        if first != GZIP_MAGIC:
+            yield from iter_tar(stream, url)  # type: ignore[arg-type]
+            return
+        with gzip.GzipFile(fileobj=stream, mode="rb") as unzipped:  # type: ignore[arg-type]
+            try:
+                if start:
+                    _skip(unzipped, start, url)
+                yield from iter_tar(unzipped, url, start)  # type: ignore[arg-type]
+                while unzipped.read(1 << 20):  # the gzip trailer (CRC-32, length) is checked
+                    pass
+            except DECODE_ERRORS as exc:
+                raise decode_error(url, exc) from exc
+
+
+def _skip(f: IO[bytes], n: int, url: str) -> None:
+    while n:
+        got = len(f.read(min(n, 1 << 20)))
+        if not got:
+            raise ArchiveError(f"{url}: truncated archive: it ends before position {n}")
+        n -= got
+
+
+class _Prefixed:
+    """``head`` (bytes already read), then the rest of ``f``: a read-only stream."""
+
+    def __init__(self, head: bytes, f: Any) -> None:
+        self._head = head
+        self._f = f
+
+    def read(self, n: int = -1) -> bytes:
+        head = self._head
+        if not head:
+            return self._f.read(n)
+        if n < 0:
+            self._head = b""
+            return head + self._f.read()
+        self._head = head[n:]
+        if len(head) >= n:
+            return head[:n]
+        return head + self._f.read(n - len(head))
+
+    def readinto(self, b: Any) -> int:
+        view = memoryview(b).cast("B")
+        if not self._head:
+            return self._f.readinto(view)
+        data = self.read(len(view))
+        view[:len(data)] = data
+        return len(data)
+
+
+def _zip_members(url: str, start: int) -> Iterator[Member]:
+    with from_url(url) as archive:
+        entries = sorted((e for e in archive.index.entries.values()  # type: ignore[attr-defined]
+                          if not e.is_dir and e.info is not None),
+                         key=lambda e: e.info.header_offset)
+        for i in range(start, len(entries)):
+            name = entries[i].name
+            with archive.open(name, "rb") as f:
+                yield Member(name, f.read(), i)
+
+
+def iter_samples(url: str, start: int = 0) -> Iterator[tuple[int, Sample]]:
+    """``(position, sample)`` of each sample of the shard at ``url`` from position
+    ``start``, grouped as :func:`split_name` says; a sample is yielded once its last member
+    is read (the last one once the end of the shard is checked).
+
+    Raises:
+        ValueError: a key has two members with the same extension (as in webdataset).
+        ArchiveError: a truncated or corrupt shard.
+    """
+    sample: Sample | None = None
+    position = start
+    for member in iter_members(url, start):
+        parts = split_name(member.name)
+        if parts is None:
+            continue
+        key, ext = parts
+        if sample is None or key != sample["__key__"]:
+            if sample is not None:
+                yield position, sample
+            sample = {"__key__": key, "__url__": url}
+            position = member.position
+        elif ext in sample:
+            raise ValueError(f"{url}: duplicate extension {ext!r} in sample {key!r} "
+                             f"(member {member.name!r})")
+        sample[ext] = member.data
+    if sample is not None:
+        yield position, sample
+
+
+def count_samples(url: str) -> int:
+    """The number of samples in the shard at ``url`` (one streaming pass over it)."""
+    return sum(1 for _ in iter_samples(url))

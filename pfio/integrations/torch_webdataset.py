@@ -1,0 +1,171 @@
+"""``PfioWebDataset``: webdataset-layout shards on any pfio URL as a PyTorch
+``IterableDataset``, even across ranks and resumable with torchdata's
+``StatefulDataLoader``. The work is done by :mod:`pfio.integrations.shards`; this module
+binds it to PyTorch's workers and distributed ranks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import torch.utils.data
+
+from .shards import SampleStream, expand_urls, make_decoder, shard_counts
+from .shards.plan import Place, epoch_order, even_targets, padding_items, reader_items
+from .torch_datasets import distributed_place, worker_place
+
+
+class PfioWebDataset(torch.utils.data.IterableDataset):
+    """Samples of webdataset-layout shards (``key.jpg``, ``key.cls``, ``key.json``, ...).
+
+    Each sample is a dict ``{"__key__": key, "__url__": shard, ext: value, ...}`` (members
+    grouped as webdataset groups them), decoded by ``decode`` and then passed to
+    ``transform``. A tar shard is read as one stream: one GET for the whole object on S3.
+
+    Placement: the epoch's shard order (shuffled by ``seed + epoch`` when ``shuffle_shards``)
+    is split across ranks (shard ``i`` to rank ``i % world_size``), then each rank's shards
+    across its DataLoader workers; every shard is read by exactly one worker of one rank.
+
+    Even epochs (``even=True``, and more than one rank): every rank yields the same number
+    of samples, and so does each of its workers, so every rank takes the same number of
+    batches (DDP would stall otherwise). It needs each shard's sample count: from
+    ``sample_counts``, else the ``.count.json`` sidecar :class:`~pfio.integrations.shards.
+    ShardWriter` leaves beside each shard, else (logged) one streaming pass over each shard
+    without one, made once here, in the process that makes the dataset. Worker ``w`` of
+    every rank then yields exactly as many samples as the largest worker ``w`` among ranks
+    holds; one that holds fewer pads by repeating samples from the start of its own shards
+    (a worker without shards repeats its rank's), as ``DistributedSampler`` pads by
+    repeating indices. A shard whose samples differ from its count raises ``ValueError``
+    when it is read. Even epochs need at least ``world_size`` shards.
+
+    Shuffling: with ``shuffle_buffer > 1`` each worker shuffles its samples through a buffer
+    of that many (as webdataset's ``shuffle``), seeded by ``seed``, the epoch, the rank and
+    the worker. Call :meth:`set_epoch` before each epoch.
+
+    Resuming: with torchdata's ``StatefulDataLoader``, ``loader.state_dict()`` (save it with
+    ``torch.save``) and ``loader.load_state_dict(state)`` on a new loader continue the epoch
+    exactly where it stopped, with the same order: each worker's state is the position of
+    the last sample it read, the positions of the samples in its shuffle buffer and the
+    buffer's random state (:class:`~pfio.integrations.shards.SampleStream`). A resumed worker
+    does not read the shards it finished; it seeks to its place in the current tar shard,
+    and re-reads only the stretch its shuffle buffer spans (no buffer: one sample).
+
+    Args:
+        shards: shard URLs, or a brace pattern (``"s3://b/train-{0000..0011}.tar"``).
+        decode: None (bytes), ``"pil"``, ``"numpy"``, ``"torch"``, ``"basic"``, a
+            :class:`~pfio.integrations.shards.Decoder`, ``f(ext, bytes)`` or
+            ``{ext: f(bytes)}`` (see :func:`~pfio.integrations.shards.make_decoder`).
+        shuffle_buffer: samples in each worker's shuffle buffer (0: shard order).
+        seed: seeds the shard order and the shuffle buffers.
+        rank, world_size: this process's place among ranks (default: from
+            ``torch.distributed`` when it is initialised, else 0 of 1).
+        even: yield the same number of samples on every rank (see above).
+        transform: applied to each decoded sample.
+        shuffle_shards: shuffle the shard order each epoch (default: when
+            ``shuffle_buffer > 1``).
+        sample_counts: samples per shard (a mapping URL -> count, or counts in the order of
+            the shards), for even epochs without sidecars.
+    """
+
+    def __init__(self, shards: str | Sequence[str], decode: Any = None,
+                 shuffle_buffer: int = 0, seed: int = 0, rank: int | None = None,
+                 world_size: int | None = None, even: bool = True,
+                 transform: Callable[[Any], Any] | None = None, *,
+                 shuffle_shards: bool | None = None,
+                 sample_counts: Mapping[str, int] | Sequence[int] | None = None) -> None:
+        self.shards = expand_urls(shards)
+        if not self.shards:
+            raise ValueError("no shards given")
+        make_decoder(decode)  # a wrong ``decode`` fails here, not in a worker
+        self.decode = decode
+        self.shuffle_buffer = shuffle_buffer
+        self.seed = seed
+        self.rank, self.world_size = distributed_place(rank, world_size)
+        self.even = even
+        self.transform = transform
+        self.shuffle_shards = shuffle_buffer > 1 if shuffle_shards is None else shuffle_shards
+        self.epoch = 0
+        #: samples per shard (only for even epochs over several ranks)
+        self.counts: dict[str, int] | None = None
+        if even and self.world_size > 1:
+            if len(self.shards) < self.world_size:
+                raise ValueError(f"{len(self.shards)} shards cannot give {self.world_size} "
+                                 "ranks even epochs: give each rank one at least, or even=False")
+            found = shard_counts(self.shards, sample_counts)
+            self.counts = {url: count.samples for url, count in found.items()}
+
+    def set_epoch(self, epoch: int) -> None:
+        """Use the shard order and shuffling of ``epoch``."""
+        self.epoch = epoch
+
+    def my_shards(self, epoch: int | None = None) -> list[str]:
+        """The shards this rank and DataLoader worker read in ``epoch`` (default: the
+        current one), in order."""
+        order = self._order(self.epoch if epoch is None else epoch)
+        return reader_items(order, worker_place(self.rank, self.world_size))
+
+    def _order(self, epoch: int) -> list[str]:
+        return epoch_order(self.shards, self.seed, epoch, self.shuffle_shards)
+
+    def stream(self, place: Place, epoch: int) -> SampleStream:
+        """The samples ``place`` yields in ``epoch``."""
+        order = self._order(epoch)
+        target = None
+        if self.counts is not None:
+            target = even_targets(order, self.counts, place)[place.worker]
+        return SampleStream(
+            reader_items(order, place), padding_items(order, place), target=target,
+            expected=self.counts, shuffle_buffer=self.shuffle_buffer,
+            rng_seed=f"{self.seed}:{epoch}:{place.rank}:{place.worker}",
+            decoder=make_decoder(self.decode), transform=self.transform)
+
+    def __iter__(self) -> EpochIterator:
+        return EpochIterator(self, worker_place(self.rank, self.world_size))
+
+    def state_dict(self) -> dict[str, Any]:
+        """The dataset's own state: its epoch (the iterators hold their places)."""
+        return {"epoch": self.epoch}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` gave."""
+        self.epoch = int(state["epoch"])
+
+
+class EpochIterator:
+    """One worker's pass over its samples of an epoch, with ``state_dict`` and
+    ``load_state_dict`` (what ``StatefulDataLoader`` saves and restores per worker)."""
+
+    def __init__(self, dataset: PfioWebDataset, place: Place) -> None:
+        self._dataset = dataset
+        self.place = place
+        self.epoch = dataset.epoch
+        self._stream = dataset.stream(place, self.epoch)
+
+    def __iter__(self) -> EpochIterator:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._stream)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The epoch, this worker's place and its stream's state (plain ints and lists)."""
+        place = self.place
+        return {"epoch": self.epoch,
+                "place": [place.rank, place.world_size, place.worker, place.num_workers],
+                "stream": self._stream.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue from ``state``, before the first sample is taken.
+
+        Raises:
+            ValueError: ``state`` was saved by another rank or worker layout.
+        """
+        place = self.place
+        mine = [place.rank, place.world_size, place.worker, place.num_workers]
+        if list(state["place"]) != mine:
+            raise ValueError(f"a state saved at (rank, world_size, worker, num_workers) = "
+                             f"{tuple(state['place'])} cannot resume at {tuple(mine)}")
+        if int(state["epoch"]) != self.epoch:
+            self.epoch = int(state["epoch"])
+            self._stream = self._dataset.stream(place, self.epoch)
+        self._stream.load_state_dict(state["stream"])
