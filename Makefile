@@ -1,4 +1,4 @@
-# The two commands of the README: `make test` and (once it lands) `make demo`.
+# The two commands of the README: `make test` and `make demo`.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -27,7 +27,17 @@ bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(DEMO_VENV) build *.egg-info
 
-demo: $(STAMP)
-	$(PY) -m pfio demo
+# the demo gets a virtualenv of its own with the `demo` extra only (no test tools, no Chainer)
+DEMO_VENV := .venv-demo
+DEMO_STAMP := $(DEMO_VENV)/.installed
+
+$(DEMO_STAMP): pyproject.toml setup.py pfio-patches.pth
+	$(PYTHON) -m venv $(DEMO_VENV)
+	rm -rf pfio.egg-info  # a stale one would shadow the installed entry points
+	$(DEMO_VENV)/bin/python -m pip install --quiet -e '.[demo]'
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
+	$(DEMO_VENV)/bin/python -m pfio demo

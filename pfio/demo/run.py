@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -14,17 +15,22 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from .options import EpochStats, Options
+from .options import EpochStats, Options, default_workers
 
 logger = logging.getLogger(__name__)
 
 BUCKET = "pfio-demo"
 
 
+#: what a run writes into its output folder (removed first: every run starts clean)
+OUTPUTS = ("trace-parts", "cache", "trace.json", "data-wait.png", "summary.json",
+           "throughput.png")
+
 DESCRIPTION = ("Train a small CNN on images in a zip on S3, through pfio: an embedded S3 "
-               "server, pfio pack, a cached 4-worker DataLoader with pfio.patch_all(), "
-               "checkpoints on S3, a simulated crash and a resume, and the tracer's view of "
-               "each epoch (trace.json, throughput.png).")
+               "server, pfio pack, a cached DataLoader with pfio.patch_all(), checkpoints "
+               "on S3, a simulated crash and a resume, and the tracer's view of each epoch "
+               "(trace.json, data-wait.png). Progress goes to standard error, the summary to "
+               "standard output.")
 
 
 def add_demo_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -52,13 +58,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--url", help="s3://bucket/prefix of a real bucket (default: an "
                         "embedded moto S3 server on 127.0.0.1)")
     parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--workers", type=int, default=4, help="DataLoader workers")
+    parser.add_argument("--workers", type=int, default=default_workers(),
+                        help="DataLoader workers (default: 4, at most one per CPU core)")
     parser.add_argument("--images", type=int, default=3000, help="images to generate")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--checkpoint-every", type=int, default=20, metavar="STEPS",
                         help="save a checkpoint every STEPS steps (and at each epoch end)")
     parser.add_argument("--out", default="demo-output", help="local folder for trace.json, "
-                        "throughput.png and summary.json")
+                        "data-wait.png and summary.json (what an earlier run left there is "
+                        "replaced)")
+    parser.add_argument("--progress-every", type=float, default=5.0, metavar="SECONDS",
+                        help="seconds between progress lines within an epoch (0: every batch)")
     parser.add_argument("--no-interrupt", dest="interrupt", action="store_false",
                         help="do not simulate a crash")
 
@@ -80,7 +90,8 @@ def storage(options: Options) -> Iterator[str]:
             import pfio
 
             pfio.from_url(f"s3://{BUCKET}", create_bucket=True).close()
-            print(f"embedded S3 server (moto) at {server.endpoint}, bucket {BUCKET}")
+            logger.info("embedded S3 server (moto) at %s, bucket %s", server.endpoint,
+                        BUCKET)
             yield f"s3://{BUCKET}/demo"
         finally:
             for key, value in saved.items():
@@ -98,12 +109,13 @@ def prepare_dataset(base: str, options: Options) -> str:
     with tempfile.TemporaryDirectory(prefix="pfio-demo-") as tmp:
         started = time.perf_counter()
         write_dataset(tmp, options.images, seed=options.seed)
-        print(f"drew {options.images} images in {time.perf_counter() - started:.1f} s")
+        logger.info("drew %d images in %.1f s", options.images,
+                    time.perf_counter() - started)
         quiet = [] if sys.stderr.isatty() else ["--quiet"]
         # the command line a user would type (a separate process: the demo sits above the CLI)
         if subprocess.run([sys.executable, "-m", "pfio", "pack", *quiet, tmp, url]).returncode:
             raise RuntimeError(f"pfio pack failed for {url}")
-    print(f"packed into {url}")
+    logger.info("packed into %s", url)
     return url
 
 
@@ -115,8 +127,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(options: Options) -> int:
     """Run the demo; return the exit status."""
-    os.makedirs(options.out, exist_ok=True)
-    with storage(options) as base:
+    fresh_output(options.out)
+    with progress_on_stderr(), storage(options) as base:
+        logger.info("%d DataLoader workers, %d epochs, %d images", options.workers,
+                    options.epochs, options.images)
         dataset_url = prepare_dataset(base, options)
         from .train import train
 
@@ -125,27 +139,62 @@ def run(options: Options) -> int:
     return 0
 
 
+def fresh_output(out: str) -> None:
+    """Make ``out``, removing what an earlier run wrote there (and nothing else)."""
+    os.makedirs(out, exist_ok=True)
+    for name in OUTPUTS:
+        path = os.path.join(out, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        elif os.path.lexists(path):
+            os.remove(path)
+
+
+@contextlib.contextmanager
+def progress_on_stderr() -> Iterator[None]:
+    """Show the demo's progress lines (its ``pfio.demo`` log records of level INFO and up)
+    on standard error while the block runs."""
+    demo = logging.getLogger("pfio.demo")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    saved = demo.level, demo.propagate
+    demo.addHandler(handler)
+    demo.setLevel(logging.INFO)
+    demo.propagate = False
+    try:
+        yield
+    finally:
+        demo.removeHandler(handler)
+        demo.level, demo.propagate = saved
+
+
 def report(stats: list[EpochStats], options: Options) -> None:
     """Print the per-epoch figures and trace summaries; write summary.json and the plot."""
-    from .plot import plot_epochs
+    from .plot import plot_data_wait
 
     for s in stats:
-        print(f"\n=== epoch {s.epoch}: {s.images_per_second:,.0f} images/s, "
-              f"{s.io_seconds:.2f} s in IO, {s.s3_requests} S3 requests, "
-              f"{s.cache_hit_ratio:.0%} cache hits ===\n{s.summary}")
-    print("\nepoch  images/s  IO seconds  S3 requests  cache hits")
+        print(f"=== epoch {s.epoch}: what pfio did (all processes) ===\n{s.summary}\n")
+    print("epoch  images  images/s  waiting for data  pfio IO, all threads  S3 requests  "
+          "cache hits")
     for s in stats:
-        print(f"{s.epoch:>5}  {s.images_per_second:>8,.0f}  {s.io_seconds:>10.2f}  "
-              f"{s.s3_requests:>11}  {s.cache_hit_ratio:>10.0%}")
-    print("(epoch 1 reads the zip from S3; later epochs read the cache and send S3 only "
-          "checkpoint requests)")
-    plot_epochs([s.images_per_second for s in stats], [s.io_seconds for s in stats],
-                os.path.join(options.out, "throughput.png"))
+        mark = "*" if s.resumed_after is not None else " "
+        print(f"{s.epoch:>5}  {s.images:>6,}{mark} {s.images_per_second:>8,.0f}  "
+              f"{s.data_wait_seconds:>14.1f} s  {s.io_seconds:>18.1f} s  {s.s3_requests:>11}  "
+              f"{s.cache_hit_ratio:>10.0%}")
+    for s in stats:
+        if s.resumed_after is not None:
+            print(f"* resumed after the simulated crash: the checkpoint had trained on "
+                  f"{s.resumed_after:,} images of epoch {s.epoch}, this run on the other "
+                  f"{s.images:,}")
+    print("Epoch 1 reads the zip from S3 while the cache fills; later epochs read the local "
+          "cache and send S3 only the checkpoints. The cache shows in the time the training "
+          "loop waits for data; images/s is bounded by the model's computation here.")
+    plot_data_wait(stats, os.path.join(options.out, "data-wait.png"))
     with open(os.path.join(options.out, "summary.json"), "w") as f:
         json.dump([{k: v for k, v in vars(s).items() if k != "summary"} for s in stats], f,
                   indent=1)
-    print(f"\nwrote {options.out}/trace.json (open it in https://ui.perfetto.dev), "
-          f"{options.out}/throughput.png and {options.out}/summary.json")
+    print(f"wrote {options.out}/trace.json (open it in https://ui.perfetto.dev), "
+          f"{options.out}/data-wait.png and {options.out}/summary.json")
 
 
 if __name__ == "__main__":

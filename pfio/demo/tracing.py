@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+import shutil
 from typing import Any
 
 from .. import trace
@@ -17,10 +18,13 @@ class EpochTraces:
     DataLoader workers are new processes each epoch; each writes its part when it ends, so
     the parts that appeared since the previous epoch are that epoch's workers. The main
     process's own counts are taken with :func:`pfio.trace.metrics` and reset each epoch.
+    ``directory`` is emptied first: the parts of an earlier run are never merged into this
+    run's trace.
     """
 
     def __init__(self, directory: str) -> None:
-        os.makedirs(directory, exist_ok=True)
+        shutil.rmtree(directory, ignore_errors=True)
+        os.makedirs(directory)
         self.target = os.path.join(directory, "part")
         os.environ["PFIO_TRACE"] = self.target
         os.environ["PFIO_TRACE_DETAIL"] = "spans"
@@ -53,7 +57,8 @@ class EpochTraces:
 
 
 def io_seconds(metrics: Metrics) -> float:
-    """Seconds spent in pfio reads and opens, summed over processes."""
+    """Seconds spent in pfio reads and opens, summed over processes and threads (the
+    DataLoader workers read in several threads each, so this can exceed the epoch)."""
     return sum(s.seconds for (_, op), s in metrics.operations.items() if op in ("open", "read"))
 
 
