@@ -39,10 +39,10 @@ def _data_start(nblocks: int) -> int:
 
 def block_file_filler(block_size: int):
     """The ``fill`` function of :meth:`ObjectCache.acquire` that makes an empty block file
-    for the source's size."""
+    for the source's size (as the opened source tells it, else as a stat says)."""
 
     def fill(source: Source, fd: int) -> dict[str, Any]:
-        size = source.stat().size
+        size = source.size()
         nblocks = -(-size // block_size)
         os.pwrite(fd, HEADER.pack(MAGIC, block_size, size), 0)
         os.ftruncate(fd, _data_start(nblocks) + size)
@@ -58,16 +58,21 @@ class BlockFile(io.RawIOBase):
 
     Args:
         cache: the object cache holding the block file.
-        source: the file to read.
+        source: the file to read; a file it has opened already (:meth:`Source.open`) is
+            the one missing blocks are read from.
         block_size: the block size of a new block file (an existing one keeps its own).
+        acquired: the block file's descriptor and whether it was cached, when
+            :meth:`ObjectCache.acquire_first` gave them already.
     """
 
-    def __init__(self, cache: ObjectCache, source: Source, block_size: int) -> None:
+    def __init__(self, cache: ObjectCache, source: Source, block_size: int,
+                 acquired: tuple[int, bool] | None = None) -> None:
         super().__init__()
         self._cache = cache
         self._source = source
-        fd, self.was_cached = cache.acquire(source, ".blk", block_file_filler(block_size),
-                                            os.O_RDWR)
+        if acquired is None:
+            acquired = cache.acquire(source, ".blk", block_file_filler(block_size), os.O_RDWR)
+        fd, self.was_cached = acquired
         self._fd = fd
         try:
             magic, self.block_size, self.size = HEADER.unpack(os.pread(fd, HEADER.size, 0))
@@ -78,6 +83,7 @@ class BlockFile(io.RawIOBase):
             self._map = mmap.mmap(fd, self._data_at, mmap.MAP_SHARED, mmap.PROT_READ)
         except BaseException:
             os.close(fd)
+            source.close()
             super().close()
             raise
         self.name = source.identity
@@ -141,7 +147,7 @@ class BlockFile(io.RawIOBase):
 
     def _read_source(self, offset: int, length: int) -> bytes:
         if self._remote is None:
-            self._remote = self._source.fs.open(self._source.path, "rb")
+            self._remote = self._source.take()
         read_at = getattr(self._remote, "read_at", None)
         if read_at is not None:
             return read_at(offset, length)
@@ -188,6 +194,7 @@ class BlockFile(io.RawIOBase):
             os.close(self._fd)
             if self._remote is not None:
                 self._remote.close()
+            self._source.close()  # an opening no block was read from
         super().close()
 
     def __getstate__(self) -> dict[str, Any]:

@@ -1,10 +1,13 @@
 """``CachedFS``: any filesystem, read through an :class:`~pfio.cache.ObjectCache`.
 
 Small files are cached whole (the cached copy is opened as a plain local file); larger ones
-in blocks of a sparse local file, fetched as they are read (see :mod:`pfio.cache.blocks`),
-so a zip archive on S3 opened through a ``CachedFS`` reads its central directory and its
-members from local disk from the second epoch on, with no request to S3 at all (with
-``validate="never"`` or ``"ttl"``; ``"open"`` asks the source for a stat on each open).
+in blocks of a sparse local file, fetched as they are read (see :mod:`pfio.cache.blocks`).
+A miss opens the source once, and that opening decides which (on S3: one GET, which tells
+the size and the ETag the entry records; no HEAD), fills the whole copy or serves the first
+blocks. So a zip archive on S3 opened through a ``CachedFS`` reads its central directory
+and its members from local disk from the second epoch on, with no request to S3 at all
+(with ``validate="never"`` or ``"ttl"``; ``"open"`` asks the source for a stat on each
+open).
 Everything else (listing, stat, writes, removal) goes to the wrapped filesystem; writes,
 removals and renames forget what is cached of the paths they touch (a write when it is opened
 and again when it is published, so that a copy cached by a reader meanwhile goes too).
@@ -13,6 +16,7 @@ and again when it is published, so that a copy cached by a reader meanwhile goes
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -20,8 +24,9 @@ from ..fs.base import FS
 from ..fs.modes import Mode
 from ..fs.stat import FileStat
 from ..fs.writers import sink_of
-from .blocks import BlockFile
-from .object_cache import ObjectCache, Source
+from ..trace import hook
+from .blocks import BlockFile, block_file_filler
+from .object_cache import Fill, ObjectCache, Source
 
 
 def make_object_cache(cache: ObjectCache | str | os.PathLike[str] | bool) -> ObjectCache:
@@ -70,9 +75,10 @@ class CachedFS(FS):
 
     def _open(self, path: str, mode: Mode, buffering: int, encoding: str | None,
               errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:
-        """Writes go to the wrapped filesystem (with its options); reads come from the cache
-        (the wrapped filesystem's read options, hints such as S3's ``first_fetch``, do not
-        apply)."""
+        """Writes go to the wrapped filesystem (with its options); reads come from the cache.
+        A miss opens the source once: from its tail when the caller asks for a tail-first
+        opening (S3's negative ``first_fetch``, as zip and Parquet readers do), else from
+        the start; other read options do not apply."""
         if mode.writing:
             self._forget(path)
             text_or_binary = mode.binary_mode if mode.binary else mode.binary_mode[:-1]
@@ -82,18 +88,37 @@ class CachedFS(FS):
             if sink is not None:  # None: written in place, as local appends
                 sink.when_published(lambda: self._forget(path))
             return f
-        return super()._open(path, mode, buffering, encoding, errors, newline)
+        return super()._open(path, mode, buffering, encoding, errors, newline, **kwargs)
 
     def _open_binary(self, path: str, mode: Mode, buffering: int, encoding: str | None,
                      errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:
-        source = Source(self.fs, path)
+        first_fetch = kwargs.get("first_fetch")
+        # a tail-first reader (zip, Parquet) opens with its tail; any other opening reads
+        # from the start, as a whole copy needs (on S3: a plain GET of the whole object)
+        tail = first_fetch is not None and int(first_fetch) < 0
+        source = Source(self.fs, path, open_options={"first_fetch": first_fetch} if tail else None)
+        start = time.perf_counter() if hook.ENABLED else 0.0
         local = self.cache.open_cached(source)
         if local is not None:
             return local
-        if self.cache.has_entry(source, ".blk") or \
-                source.stat().size > self.whole_file_limit:
+        if self.cache.has_entry(source, ".blk"):
             return BlockFile(self.cache, source, self.block_size)
-        return self.cache.open_source(source)
+        try:
+            suffix, fd, hit = self.cache.acquire_first(
+                source, [(".obj", os.O_RDONLY), (".blk", os.O_RDWR)], self._kind)
+            if suffix == ".obj":
+                return self.cache.open_entry(source, fd, hit, start)
+            return BlockFile(self.cache, source, self.block_size, acquired=(fd, hit))
+        except BaseException:
+            source.close()
+            raise
+
+    def _kind(self, source: Source) -> tuple[str, Fill, int]:
+        """How a missing entry is made: the source is opened (once) to learn its size."""
+        source.open()
+        if source.size() > self.whole_file_limit:
+            return ".blk", block_file_filler(self.block_size), os.O_RDWR
+        return ".obj", self.cache.download, os.O_RDONLY
 
     # -- delegated -----------------------------------------------------------------------
 

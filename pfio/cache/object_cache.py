@@ -7,12 +7,22 @@ Layout under the cache directory (mode 0700)::
     <dir>/<kk>/<key>.*.part a download in progress
 
 ``key`` is the SHA-256 of the source's identity (URL, endpoint, bucket, store, archive):
-see :mod:`pfio.cache.identity`. A download goes to a ``.part`` file and is renamed into
-place when complete (synced to disk first, and the directory after), so a reader never sees
-a partial file, and one left by a killed process is never served (it is removed by the next
-scan of the directory). Concurrent first readers, in any process, wait on the entry's
-``flock``-ed download lock for one download. Users of an entry hold a shared ``flock`` on it,
-which eviction respects (see :mod:`pfio.cache.eviction`).
+see :mod:`pfio.cache.identity`. A download opens the source once (on S3: one GET, whose
+answer tells the version recorded in ``.meta``: no HEAD) and goes to a ``.part`` file,
+renamed into place when complete, so a reader never sees a partial file, and one left by a
+killed process is never served (it is removed by the next scan of the directory). A whole
+copy is not synced to disk before it is published: it records its CRC-32 and the boot of
+the machine that wrote it, and is checked against the CRC once in a later boot (see
+:mod:`pfio.cache.entry_files`); block files are synced. Concurrent first readers, in any
+process, wait on the entry's ``flock``-ed download lock for one download (one GET, counted
+once against the byte limit). Users of an entry hold a shared ``flock`` on it, which
+eviction respects (see :mod:`pfio.cache.eviction`).
+
+Validation (``validate=``): a hit under ``"never"`` sends no request; under ``"ttl"`` (the
+default cache of the patches, :func:`default_object_cache`) none until ``ttl`` seconds have
+passed since the entry was fetched or last checked, then one stat (on S3 a HEAD) of the
+source; under ``"open"`` one stat on every open. A source found changed is fetched again;
+within the ``ttl`` a changed source is not noticed.
 
 The directory is private (see :mod:`pfio.cache.private_dir`): one that another user owns or
 may write to is refused, and files in it are opened without following symlinks.
@@ -22,23 +32,22 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import logging
 import os
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any, Literal
 
-from ..fs.base import FS
 from ..fs.local import sync_directory
 from ..fs.resolver import locate
-from ..fs.stat import FileStat
 from ..trace import hook
 from .base import default_cache_dir
+from .entry_files import BOOT_ID, copy_into, intact, pin, read_meta, write_meta
 from .eviction import ENTRY_SUFFIXES, evict, scan
-from .identity import cache_key, source_identity
 from .private_dir import NOFOLLOW, make_private_dir
+from .source import Source
+from .versions import same_version
 
 logger = logging.getLogger(__name__)
 
@@ -55,37 +64,8 @@ _RECENCY_RESOLUTION = 10.0
 _SWEEP_EVERY = 600.0
 
 
-class Source:
-    """A file to cache: ``path`` on ``fs``, with its identity and (once asked) its stat."""
-
-    def __init__(self, fs: FS, path: str, identity: str | None = None) -> None:
-        self.fs = fs
-        self.path = path
-        self.identity = identity if identity is not None else source_identity(fs, path)
-        self.key = cache_key(self.identity)
-        self._stat: FileStat | None = None
-
-    def stat(self) -> FileStat:
-        """The source's stat, asked once."""
-        if self._stat is None:
-            self._stat = self.fs.stat(self.path)
-            if self._stat.isdir():
-                raise IsADirectoryError(f"{self.identity} is a directory")
-        return self._stat
-
-
-def signature(st: FileStat) -> dict[str, Any]:
-    """What identifies a version of a file: size, modification time and ETag (if any)."""
-    return {"size": st.size, "mtime": st.last_modified, "etag": getattr(st, "etag", None)}
-
-
-def same_version(meta: dict[str, Any], st: FileStat) -> bool:
-    """True when ``st`` describes the version recorded in ``meta`` (ETags compared when
-    both have one, else size and modification time)."""
-    now = signature(st)
-    if meta.get("etag") and now["etag"]:
-        return meta["etag"] == now["etag"] and meta["size"] == now["size"]
-    return meta.get("size") == now["size"] and meta.get("mtime") == now["mtime"]
+#: what fills an entry: ``fill(source, fd)`` writes it into ``fd`` and returns extra metadata
+Fill = Callable[[Source, int], dict[str, Any]]
 
 
 class ObjectCache:
@@ -100,6 +80,11 @@ class ObjectCache:
             modification time): ``"never"``, on every ``"open"``, or once ``ttl`` seconds
             have passed since the last check (``"ttl"``). A changed source is fetched again.
         ttl: seconds between checks under ``validate="ttl"``.
+        sync: sync each whole copy to disk before it is published (two ``fsync`` calls);
+            with False it is published at once and checked against its CRC-32 once in a
+            later boot of the machine (see :mod:`pfio.cache.entry_files`), which costs
+            nothing while the machine runs and a fetch again of what a power cut lost.
+            Either way a reader never gets a partial or damaged copy.
 
     Raises:
         PermissionError: ``dir`` belongs to another user or others may write to it.
@@ -112,7 +97,7 @@ class ObjectCache:
     """
 
     def __init__(self, dir: str | None = None, max_bytes: int | None = None,
-                 validate: Policy = "open", ttl: float = 60.0) -> None:
+                 validate: Policy = "open", ttl: float = 60.0, sync: bool = True) -> None:
         if validate not in _POLICIES:
             raise ValueError(f"validate must be one of {_POLICIES}, not {validate!r}")
         if max_bytes is not None and max_bytes < 0:
@@ -122,6 +107,7 @@ class ObjectCache:
         self.max_bytes = max_bytes
         self.validate = validate
         self.ttl = ttl
+        self.sync = sync
         make_private_dir(self.dir)
         self._usage: int | None = None
         self._additions = 0
@@ -148,7 +134,7 @@ class ObjectCache:
 
     def __repr__(self) -> str:
         return f"ObjectCache(dir={self.dir!r}, max_bytes={self.max_bytes}, " \
-               f"validate={self.validate!r})"
+               f"validate={self.validate!r}, sync={self.sync})"
 
     # -- by URL --------------------------------------------------------------------------
 
@@ -195,17 +181,21 @@ class ObjectCache:
     def open_source(self, source: Source) -> IO[bytes]:
         """The cached whole copy of ``source``, fetched if needed, opened for reading."""
         start = time.perf_counter() if hook.ENABLED else 0.0
-        fd, hit = self.acquire(source, ".obj", self._download, os.O_RDONLY)
-        return self._open_entry(source, fd, hit, start)
+        fd, hit = self.acquire(source, ".obj", self.download, os.O_RDONLY)
+        return self.open_entry(source, fd, hit, start)
 
     def open_cached(self, source: Source) -> IO[bytes] | None:
         """Like :meth:`open_source`, but None instead of fetching when there is no valid
         whole copy."""
         start = time.perf_counter() if hook.ENABLED else 0.0
         fd = self.lookup(source, ".obj")
-        return None if fd is None else self._open_entry(source, fd, True, start)
+        return None if fd is None else self.open_entry(source, fd, True, start)
 
-    def _open_entry(self, source: Source, fd: int, hit: bool, start: float) -> IO[bytes]:
+    def open_entry(self, source: Source, fd: int, hit: bool,
+                   start: float = 0.0) -> IO[bytes]:
+        """The whole copy of ``source`` pinned as ``fd`` (by :meth:`acquire_first`) as a file
+        object that owns ``fd``; ``start`` (a ``perf_counter`` time) records the cache's
+        answer in the tracer."""
         try:
             f = open(self.entry_path(source, ".obj"), "rb", opener=lambda *_: fd)
         except BaseException:
@@ -224,8 +214,7 @@ class ObjectCache:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(prefix + suffix)
 
-    def acquire(self, source: Source, suffix: str,
-                fill: Callable[[Source, int], dict[str, Any]], flags: int) -> tuple[int, bool]:
+    def acquire(self, source: Source, suffix: str, fill: Fill, flags: int) -> tuple[int, bool]:
         """A descriptor (opened with ``flags``, holding a shared ``flock``) on the valid entry
         ``<key><suffix>`` of ``source``, and whether it was there already. A missing or stale
         entry is made by ``fill(source, fd)`` in a ``.part`` file, which returns extra
@@ -233,16 +222,31 @@ class ObjectCache:
         fd = self.lookup(source, suffix, flags)
         if fd is not None:
             return fd, True
+        _, fd, hit = self.acquire_first(source, [(suffix, flags)],
+                                        lambda _: (suffix, fill, flags))
+        return fd, hit
+
+    def acquire_first(self, source: Source, accept: Sequence[tuple[str, int]],
+                      choose: Callable[[Source], tuple[str, Fill, int]]
+                      ) -> tuple[str, int, bool]:
+        """Under the download lock of ``source``: the first valid entry of the kinds
+        ``accept`` lists (``(suffix, flags)``), else the entry ``choose(source)`` names as
+        ``(suffix, fill, flags)``, made and published (``choose`` may open the source, once,
+        to decide: see :meth:`Source.open`). Returns the entry's suffix, a descriptor as
+        :meth:`acquire` gives it, and whether it was there already. Processes missing the
+        same source at once wait for one download."""
         prefix = self._prefix(source.key)
         with self._download_lock(prefix):
-            fd = self._valid_entry(source, prefix, suffix, flags)
-            if fd is not None:
-                return fd, True
+            for suffix, flags in accept:
+                fd = self._valid_entry(source, prefix, suffix, flags)
+                if fd is not None:
+                    return suffix, fd, True
+            suffix, fill, flags = choose(source)
             published = self._publish(source, prefix, suffix, fill)
             fd = pin(prefix + suffix, flags)  # eviction needs the lock held here: it is there
         assert fd is not None
         self.note_added(published)
-        return fd, False
+        return suffix, fd, False
 
     def lookup(self, source: Source, suffix: str, flags: int = os.O_RDONLY) -> int | None:
         """Like :meth:`acquire` but never fetches: None when there is no valid entry."""
@@ -283,7 +287,8 @@ class ObjectCache:
         st = os.fstat(fd)
         if meta is None or meta.get("identity") != source.identity or \
                 meta.get("kind") != suffix or (
-                suffix == ".obj" and st.st_size != meta.get("bytes")) or (
+                suffix == ".obj" and (st.st_size != meta.get("bytes") or
+                                      not intact(fd, meta, prefix + ".meta"))) or (
                 not self._fresh(source, prefix, meta)):
             os.close(fd)
             return None
@@ -325,15 +330,19 @@ class ObjectCache:
             write_meta(prefix + ".meta", {**meta, "checked": time.time()})
         return True
 
-    def _publish(self, source: Source, prefix: str, suffix: str,
-                 fill: Callable[[Source, int], dict[str, Any]]) -> int:
-        st = source.stat()
+    def _publish(self, source: Source, prefix: str, suffix: str, fill: Fill) -> int:
+        """Fill a ``.part`` file, rename it to ``<key><suffix>`` and write the metadata:
+        the version the fill read (see :meth:`Source.version`). Whole copies are not synced
+        to disk where the boot is known (see :mod:`pfio.cache.entry_files`)."""
         part = f"{prefix}.{os.getpid()}.{secrets.token_hex(4)}.part"
         fd = os.open(part, os.O_RDWR | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o600)
+        synced = self.sync or suffix != ".obj" or BOOT_ID is None
         try:
             extra = fill(source, fd)
+            version = source.version()
             nbytes = os.fstat(fd).st_size
-            os.fsync(fd)
+            if synced:
+                os.fsync(fd)
             for other in ENTRY_SUFFIXES:  # one kind of entry per key: the metadata is shared
                 if other != suffix:
                     with contextlib.suppress(FileNotFoundError):
@@ -345,21 +354,20 @@ class ObjectCache:
             raise
         finally:
             os.close(fd)
-        write_meta(prefix + ".meta", {"identity": source.identity, "kind": suffix,
-                                      **signature(st), "bytes": nbytes,
-                                      "checked": time.time(), **extra})
-        sync_directory(os.path.dirname(prefix))
+        meta = {"identity": source.identity, "kind": suffix, **version,
+                "bytes": nbytes, "checked": time.time(), **extra}
+        if not synced:
+            meta["boot"] = BOOT_ID
+        write_meta(prefix + ".meta", meta)
+        if synced:
+            sync_directory(os.path.dirname(prefix))
         return nbytes
 
-    def _download(self, source: Source, fd: int) -> dict[str, Any]:
-        with source.fs.open(source.path, "rb") as src, \
-                open(fd, "wb", closefd=False, buffering=0) as dst:
-            while True:
-                chunk = src.read(1 << 20)
-                if not chunk:
-                    break
-                dst.write(chunk)
-        return {}
+    def download(self, source: Source, fd: int) -> dict[str, Any]:
+        """The ``fill`` of a whole copy (see :meth:`acquire`): the source's bytes, from its
+        one opening (:meth:`Source.take`), and their CRC-32."""
+        with source.take() as src:
+            return {"crc32": copy_into(src, fd)}
 
     # -- size ----------------------------------------------------------------------------
 
@@ -393,58 +401,18 @@ class ObjectCache:
         return scan(self.dir)[0] if limit is None else evict(self.dir, limit)
 
 
-def pin(path: str, flags: int = os.O_RDONLY) -> int | None:
-    """Open ``path`` holding a shared ``flock`` (so eviction leaves it), or None when it
-    does not exist. Retries when the file is replaced while being opened."""
-    while True:
-        try:
-            fd = os.open(path, flags | NOFOLLOW)
-        except FileNotFoundError:
-            return None
-        fcntl.flock(fd, fcntl.LOCK_SH)
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            os.close(fd)
-            return None
-        mine = os.fstat(fd)
-        if (st.st_ino, st.st_dev) == (mine.st_ino, mine.st_dev):
-            return fd
-        os.close(fd)
-
-
-def read_meta(path: str) -> dict[str, Any] | None:
-    """The metadata of an entry, or None when missing or unreadable."""
-    try:
-        with open(path, "rb", opener=_nofollow) as f:
-            return json.loads(f.read())
-    except (FileNotFoundError, ValueError):
-        return None
-
-
-def write_meta(path: str, meta: dict[str, Any]) -> None:
-    """Replace the metadata file ``path`` atomically."""
-    tmp = f"{path}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    with open(tmp, "x", opener=_nofollow) as f:
-        json.dump(meta, f)
-    os.replace(tmp, path)
-
-
-def _nofollow(path: str, flags: int) -> int:
-    """The ``opener`` of files in a cache directory."""
-    return os.open(path, flags | NOFOLLOW, 0o600)
-
-
 _default: ObjectCache | None = None
 
 
 def default_object_cache() -> ObjectCache:
     """The process's shared :class:`ObjectCache`, used by the patches: the default directory,
-    no byte limit, and sources checked at most once a minute (``validate="ttl"``), so that a
-    hit costs no request. Replace it with :func:`set_default_object_cache`."""
+    no byte limit, sources checked at most once a minute (``validate="ttl"``), so that a
+    hit costs no request, and whole copies published without ``fsync`` (``sync=False``),
+    so that a miss costs its one GET and little more. Replace it with
+    :func:`set_default_object_cache`."""
     global _default
     if _default is None:
-        _default = ObjectCache(validate="ttl")
+        _default = ObjectCache(validate="ttl", sync=False)
     return _default
 
 
@@ -455,4 +423,5 @@ def set_default_object_cache(cache: ObjectCache | None) -> None:
     _default = cache
 
 
-__all__ = ["ObjectCache", "Source", "default_object_cache", "set_default_object_cache"]
+__all__ = ["ObjectCache", "Source", "default_object_cache", "pin", "read_meta",
+           "set_default_object_cache", "write_meta"]

@@ -123,10 +123,14 @@ def list_directory(url: str) -> list[FileStat]:
 RANDOM_OPENING = 64 << 10
 
 
-def open_for_reading(url: str) -> IO[bytes]:
+def open_for_reading(url: str, whole: bool = False) -> IO[bytes]:
     """A seekable binary file object reading ``url`` (through the object cache when it is
-    on): ranged reads, no copy of the whole file up front (the opening read takes
-    :data:`RANDOM_OPENING` bytes).
+    on). For a library that reads the file through (``whole``: an image decoder), the
+    filesystem's own opening, which reads on from the start (on S3: one plain GET of the
+    whole object, for files up to the reader's first fetch of 1 MiB); else ranged reads,
+    no copy of the whole file up front (the opening read takes :data:`RANDOM_OPENING`
+    bytes). Through the cache a miss costs one opening of the source either way (see
+    :class:`pfio.cache.CachedFS`).
 
     Raises:
         FileNotFoundError: ``url`` does not exist.
@@ -135,4 +139,7 @@ def open_for_reading(url: str) -> IO[bytes]:
     parent, name = split_url(url)
     if not name:
         raise IsADirectoryError(f"{url!r} names a root, not a file")
-    return directory(parent, cached=_cache_on).open(name, "rb", first_fetch=RANDOM_OPENING)
+    fs = directory(parent, cached=_cache_on)
+    if whole:
+        return fs.open(name, "rb")
+    return fs.open(name, "rb", first_fetch=RANDOM_OPENING)

@@ -41,6 +41,11 @@ class _ReaderFace:
         """The object's size in bytes."""
         return self._reader.size
 
+    @property
+    def etag(self) -> str | None:
+        """The ETag of the version this file reads, unquoted."""
+        return self._reader.etag
+
     def readable(self) -> bool:
         return True
 

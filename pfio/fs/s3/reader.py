@@ -163,6 +163,11 @@ class S3Reader(io.BufferedIOBase):
         """The object's size in bytes."""
         return self._size
 
+    @property
+    def etag(self) -> str | None:
+        """The ETag of the version this file reads (from its opening GET), unquoted."""
+        return self._etag.strip('"') if self._etag else None
+
     def read(self, size: int | None = -1) -> bytes:
         self._check_open()
         with self._lock:
