@@ -87,6 +87,7 @@ def _sync(args: argparse.Namespace) -> int:
 
 
 def _pack(args: argparse.Namespace) -> int:
+    transfer.archive_kind(args.dst, args.compression)  # a wrong name is a usage error first
     fs, name = locate(args.dst)
     with fs:
         refuse_existing(fs, name, args.dst, args.force)

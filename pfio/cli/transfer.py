@@ -108,6 +108,21 @@ def _checked_tree(fs: FS, src: str, dst: str, leave_out: str | None = None) -> l
     return sorted(with_implied_directories(listed), key=lambda st: st.filename)
 
 
+def archive_kind(dst: str, compression: str | None = None) -> str:
+    """``"zip"`` or ``"tar"``: the kind of archive ``pfio pack`` writes at ``dst``.
+
+    Raises:
+        UsageError: ``dst`` does not end in ``.zip`` or ``.tar``, or ``compression`` is given
+            for a tar archive.
+    """
+    kind = container_kind(posixpath.basename(parse_uri(dst).path.rstrip("/")))
+    if kind is None:
+        raise UsageError(f"the archive name must end in .zip or .tar: {dst}")
+    if compression is not None and kind != "zip":
+        raise UsageError("--compression applies to zip archives only")
+    return kind
+
+
 def pack(src: str, dst: str, quiet: bool = False, compression: str | None = None) -> int:
     """Write every file and directory under ``src`` into a new archive ``dst`` (``.zip`` or
     ``.tar``), in sorted order, streaming: neither the archive nor a member is held in
@@ -120,11 +135,7 @@ def pack(src: str, dst: str, quiet: bool = False, compression: str | None = None
         ValueError: ``src`` lists a name that would unpack outside the archive's directory
             (see :func:`check_names`); no archive is written then.
     """
-    kind = container_kind(posixpath.basename(parse_uri(dst).path.rstrip("/")))
-    if kind is None:
-        raise UsageError(f"the archive name must end in .zip or .tar: {dst}")
-    if compression is not None and kind != "zip":
-        raise UsageError("--compression applies to zip archives only")
+    kind = archive_kind(dst, compression)
     with from_url(src) as src_fs:
         if not src_fs.isdir(""):
             raise NotADirectoryError(f"{src} is not a directory")
