@@ -33,6 +33,10 @@ BASELINES: dict[str, list[str]] = {
     "boto3": ["boto3"],
     "obstore": ["obstore==0.12.1"],
     "s3torchconnectorclient": ["s3torchconnectorclient==1.5.0"],
+    # the training-input readers pfio's datasets are measured against (bench_training_input)
+    "s3torchconnector": ["s3torchconnector==1.5.0", "torch==2.13.0", "pillow", "numpy"],
+    "webdataset": ["webdataset==1.0.2", "torch==2.13.0", "pillow", "numpy", "boto3"],
+    "litdata": ["litdata==0.2.76", "torch==2.13.0", "pillow", "numpy", "boto3"],
     # petastorm 0.13.1 (its last release) reads through pyarrow's legacy dataset API, gone
     # after pyarrow 10, with the synchronous s3fs 0.4.2; it needs NumPy 1 and setuptools < 70
     "petastorm": ["petastorm==0.13.1", "pyarrow==10.0.1", "numpy==1.26.4", "pandas==2.0.3",
