@@ -39,6 +39,7 @@ from urllib.parse import unquote, urlsplit
 
 from ...trace.ppe import ProfiledCalls
 from ...trace.redact import RedactingFilter, redact
+from .credentials import known_session
 from .retry import RetryPolicy, call
 
 logger = logging.getLogger(__name__)
@@ -350,8 +351,12 @@ class S3Connection:
         return transport.client
 
     def session(self) -> Any:
-        """The boto3 session of :meth:`client` (its credential chain and region)."""
-        return self.client()._pfio_session
+        """What requests are signed with: an object with boto3's session's
+        ``get_credentials()`` and ``region_name``. Read without botocore where the settings
+        or the environment tell the answer of its chain (:mod:`pfio.fs.s3.credentials`),
+        else the boto3 session of :meth:`client`."""
+        known = known_session(self.settings)
+        return known if known is not None else self.client()._pfio_session
 
     def executor(self) -> ThreadPoolExecutor:
         """This connection's background threads in this process (read-ahead, part
