@@ -16,6 +16,8 @@
 * :class:`PfioObjectDataset` and :class:`PfioObjectIterableDataset`: any objects under a
   prefix (``from_prefix``), with s3torchconnector's call shape: the transform gets an object
   with ``.url``, ``.key`` and ``.read()``; one GET per object, fetched ahead of the sampler;
+* :class:`PfioTFRecordDataset`: TFRecord shards, one GET per shard, split across ranks and
+  workers, resumable with torchdata's ``StatefulDataLoader``;
 * :class:`IDXDataset`: MNIST-format (IDX) files, gzipped or not;
 * :func:`save`, :func:`load` and :class:`CheckpointManager`: atomic checkpoints on any URL,
   retention and resume-from-latest; :mod:`pfio.integrations.dcp` has
@@ -30,6 +32,7 @@ from . import idx
 from .checkpoints import CheckpointManager, load, save
 from .torch_datasets import PfioImageDataset, PfioShardDataset
 from .torch_objects import PfioObjectDataset, PfioObjectIterableDataset
+from .torch_tfrecord import PfioTFRecordDataset
 from .torch_webdataset import PfioWebDataset
 
 
@@ -43,4 +46,5 @@ class IDXDataset(idx.IDXDataset, Dataset):
 
 
 __all__ = ["CheckpointManager", "IDXDataset", "PfioImageDataset", "PfioObjectDataset",
-           "PfioObjectIterableDataset", "PfioShardDataset", "PfioWebDataset", "load", "save"]
+           "PfioObjectIterableDataset", "PfioShardDataset", "PfioTFRecordDataset",
+           "PfioWebDataset", "load", "save"]
