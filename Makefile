@@ -14,6 +14,9 @@ $(STAMP): pyproject.toml setup.py pfio-patches.pth
 	# Chainer 7.8.1 is source-only and its setup imports pkg_resources (setuptools < 81)
 	$(PY) -m pip install 'setuptools<81'
 	$(PY) -m pip install --no-build-isolation 'chainer==7.8.1'
+	# pfio's TensorFlow filesystem plugin, compiled ahead for the installed TensorFlow
+	if $(PY) -c 'import tensorflow' 2>/dev/null; then \
+		$(PY) -m pfio.integrations.tensorflow.plugin.build; fi
 	touch $(STAMP)
 
 test: $(STAMP)

@@ -1,0 +1,163 @@
+"""tf.data.TFRecordDataset over ``s3://`` through pfio's TensorFlow plugin, against the same
+records on local disk (issue 27).
+
+2,000 records of 100 KiB (about 200 MB), read by a ``TFRecordDataset`` counting them inside
+TensorFlow (``reduce``, no Python per record):
+
+1. one file, read sequentially: S3 through the plugin against local disk, target >= 0.8x;
+2. the same records in 8 files, ``num_parallel_reads=4``: target >= 0.8x;
+3. for information, what the plugin itself costs: reading the file through
+   ``tf.io.gfile.GFile`` against reading it with ``pfio.open_url``.
+
+Measured on a moto server in its own process on loopback and, when ``scripts/ceph-rgw.sh``
+runs one, on Ceph's RADOS Gateway (``PFIO_CEPH_ENV``). Epochs over S3 and over local disk
+take turns; each figure is the best of 7, and the metric column gives the range of all of
+them (the spread).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from harness import Row, ceph_endpoint, main  # noqa: E402
+
+import pfio  # noqa: E402
+
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
+               "AWS_DEFAULT_REGION": "us-east-1"}
+RECORD = 100 << 10
+SHARDS = 8
+
+
+def _write_local(directory: str, count: int) -> tuple[str, list[str]]:
+    """One TFRecord file of ``count`` records and the same records in :data:`SHARDS`
+    files, under ``directory``."""
+    import tensorflow as tf
+
+    payloads = [os.urandom(RECORD) for _ in range(64)]
+    single = os.path.join(directory, "all.tfrecord")
+    with tf.io.TFRecordWriter(single) as writer:
+        for i in range(count):
+            writer.write(payloads[i % len(payloads)])
+    shards = []
+    for s in range(SHARDS):
+        path = os.path.join(directory, f"part-{s}.tfrecord")
+        with tf.io.TFRecordWriter(path) as writer:
+            for i in range(s, count, SHARDS):
+                writer.write(payloads[i % len(payloads)])
+        shards.append(path)
+    return single, shards
+
+
+def _upload(paths: list[str], prefix: str) -> list[str]:
+    """Copy ``paths`` under the S3 URL ``prefix`` with pfio; their URLs."""
+    urls = []
+    for path in paths:
+        url = f"{prefix}/{os.path.basename(path)}"
+        with open(path, "rb") as src, pfio.open_url(url, "wb") as dst:
+            while chunk := src.read(8 << 20):
+                dst.write(chunk)
+        urls.append(url)
+    return urls
+
+
+def _rate(files: list[str], parallel: int | None) -> float:
+    """Records per second of one epoch of a TFRecordDataset over ``files``."""
+    import tensorflow as tf
+
+    dataset = tf.data.TFRecordDataset(files, num_parallel_reads=parallel)
+    start = time.perf_counter()
+    count = int(dataset.reduce(0, lambda n, _: n + 1))
+    return count / (time.perf_counter() - start)
+
+
+def _epochs(ours: list[str], theirs: list[str], parallel: int | None,
+            repeat: int) -> tuple[list[float], list[float]]:
+    """The rates of ``repeat`` epochs over ``ours`` and over ``theirs``, taken in turns (so
+    that what else the machine does weighs on both alike)."""
+    rates: tuple[list[float], list[float]] = ([], [])
+    for _ in range(repeat):
+        rates[0].append(_rate(ours, parallel))
+        rates[1].append(_rate(theirs, parallel))
+    return rates
+
+
+def _read_rate(url: str, use_plugin: bool) -> float:
+    """MB/s of reading ``url`` through in 4 MiB reads: with ``tf.io.gfile.GFile`` (through
+    the plugin) or with ``pfio.open_url``."""
+    import tensorflow as tf
+
+    opened = tf.io.gfile.GFile(url, "rb") if use_plugin else pfio.open_url(url, "rb")
+    start, n = time.perf_counter(), 0
+    with opened as f:
+        while chunk := f.read(4 << 20):
+            n += len(chunk)
+    return n / (time.perf_counter() - start) / 1e6
+
+
+def _rows(server: str, local: tuple[str, list[str]], remote: tuple[str, list[str]],
+          repeat: int) -> list[Row]:
+    plugin, direct = [], []
+    for _ in range(repeat):
+        plugin.append(_read_rate(remote[0], True))
+        direct.append(_read_rate(remote[0], False))
+    rows = [Row(f"gfile.GFile s3:// ({server})",
+                f"MB/s, reading 1 file (plugin {min(plugin):,.0f}-{max(plugin):,.0f}, "
+                f"pfio {min(direct):,.0f}-{max(direct):,.0f})", max(plugin),
+                "pfio.open_url", max(direct), None, unit="MB/s")]
+    for label, parallel, ours, theirs in (
+            ("1 file", None, [remote[0]], [local[0]]),
+            (f"{SHARDS} files, num_parallel_reads=4", 4, remote[1], local[1])):
+        s3_rates, local_rates = _epochs(ours, theirs, parallel, repeat)
+        spread = (f"records/s, {label} (S3 {min(s3_rates):,.0f}-{max(s3_rates):,.0f}, "
+                  f"local {min(local_rates):,.0f}-{max(local_rates):,.0f})")
+        rows.append(Row(f"TFRecordDataset s3:// ({server})", spread, max(s3_rates),
+                        "local disk", max(local_rates), 0.8, unit="rec/s"))
+    return rows
+
+
+def _on(endpoint: str, credentials: dict[str, str], server: str,
+        local: tuple[str, list[str]], repeat: int) -> list[Row]:
+    from pfio.integrations.tensorflow.plugin import bridge
+
+    os.environ.update(credentials)
+    os.environ["S3_ENDPOINT"] = endpoint
+    bridge.reset()  # the plugin's S3 filesystems follow the environment
+    bucket = f"bench-tf-{secrets.token_hex(4)}"
+    fs = pfio.from_url(f"s3://{bucket}", create_bucket=True)
+    try:
+        single = _upload([local[0]], f"s3://{bucket}")[0]
+        shards = _upload(local[1], f"s3://{bucket}/shards")
+        return _rows(server, local, (single, shards), repeat)
+    finally:
+        fs.remove("", recursive=True)
+
+
+def run(quick: bool) -> list[Row]:
+    from pfio.integrations.tensorflow.plugin import register
+    from pfio.testing.s3server import MotoServer
+
+    register()
+    count, repeat = (400, 2) if quick else (2000, 7)
+    rows = []
+    with tempfile.TemporaryDirectory() as directory:
+        local = _write_local(directory, count)
+        with MotoServer(separate_process=True) as server:
+            rows += _on(server.endpoint, CREDENTIALS, "moto", local, repeat)
+        ceph = ceph_endpoint()
+        if ceph is not None:
+            rows += _on(ceph[0], ceph[1], "Ceph RGW", local, repeat)
+    return rows
+
+
+if __name__ == "__main__":
+    main(run)
