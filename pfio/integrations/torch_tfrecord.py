@@ -112,7 +112,7 @@ class PfioTFRecordDataset(torch.utils.data.IterableDataset):
                                    self.fs_options))
 
     def __iter__(self) -> EpochIterator:
-        return EpochIterator(self, worker_place(self.rank, self.world_size))  # type: ignore[arg-type]
+        return EpochIterator(self, worker_place(self.rank, self.world_size))
 
     def state_dict(self) -> dict[str, Any]:
         """The dataset's own state: its epoch (the iterators hold their places)."""

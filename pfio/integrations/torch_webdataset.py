@@ -6,7 +6,7 @@ binds it to PyTorch's workers and distributed ranks."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import torch.utils.data
 
@@ -131,11 +131,20 @@ class PfioWebDataset(torch.utils.data.IterableDataset):
         self.epoch = int(state["epoch"])
 
 
+class StreamingDataset(Protocol):
+    """What :class:`EpochIterator` needs of a dataset: its epoch, and the stream of one
+    reader's samples of an epoch (:class:`PfioWebDataset`, ``PfioTFRecordDataset``)."""
+
+    epoch: int
+
+    def stream(self, place: Place, epoch: int) -> SampleStream: ...
+
+
 class EpochIterator:
     """One worker's pass over its samples of an epoch, with ``state_dict`` and
     ``load_state_dict`` (what ``StatefulDataLoader`` saves and restores per worker)."""
 
-    def __init__(self, dataset: PfioWebDataset, place: Place) -> None:
+    def __init__(self, dataset: StreamingDataset, place: Place) -> None:
         self._dataset = dataset
         self.place = place
         self.epoch = dataset.epoch
