@@ -103,35 +103,47 @@ def s3_engine() -> str | None:
     return None
 
 
-@pytest.fixture
-def s3_env(monkeypatch: pytest.MonkeyPatch, s3_server: S3Server, s3_engine: str | None) -> str:
-    """The server's credentials, a region, ``S3_ENDPOINT`` and the engine
-    (``PFIO_S3_ENGINE``) in the environment; returns the endpoint."""
-    for name, value in s3_server.credentials.items():
+def use_s3_server(monkeypatch: pytest.MonkeyPatch, server: S3Server,
+                  engine: str | None = None) -> str:
+    """Put ``server``'s credentials, a region, ``S3_ENDPOINT`` and ``engine``
+    (``PFIO_S3_ENGINE``) in the environment for one test; returns the endpoint."""
+    for name, value in server.credentials.items():
         monkeypatch.setenv(name, value)
-    if s3_engine:
-        monkeypatch.setenv("PFIO_S3_ENGINE", s3_engine)
-    monkeypatch.setenv("S3_ENDPOINT", s3_server.endpoint)
+    if engine:
+        monkeypatch.setenv("PFIO_S3_ENGINE", engine)
+    monkeypatch.setenv("S3_ENDPOINT", server.endpoint)
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
-    return s3_server.endpoint
+    return server.endpoint
 
 
-@pytest.fixture
-def s3_bucket(s3_server: S3Server) -> str:
-    """The name of a new, empty bucket on the test server."""
+def new_bucket(server: S3Server) -> str:
+    """The name of a new, empty bucket on ``server``."""
     import boto3
 
-    creds = s3_server.credentials
+    creds = server.credentials
     name = f"pfio-test-{secrets.token_hex(6)}"
     client = boto3.client(
-        "s3", endpoint_url=s3_server.endpoint, region_name=creds["AWS_DEFAULT_REGION"],
+        "s3", endpoint_url=server.endpoint, region_name=creds["AWS_DEFAULT_REGION"],
         aws_access_key_id=creds["AWS_ACCESS_KEY_ID"],
         aws_secret_access_key=creds["AWS_SECRET_ACCESS_KEY"])
     client.create_bucket(Bucket=name)
     client.close()
     return name
+
+
+@pytest.fixture
+def s3_env(monkeypatch: pytest.MonkeyPatch, s3_server: S3Server, s3_engine: str | None) -> str:
+    """The server's credentials, a region, ``S3_ENDPOINT`` and the engine
+    (``PFIO_S3_ENGINE``) in the environment; returns the endpoint."""
+    return use_s3_server(monkeypatch, s3_server, s3_engine)
+
+
+@pytest.fixture
+def s3_bucket(s3_server: S3Server) -> str:
+    """The name of a new, empty bucket on the test server."""
+    return new_bucket(s3_server)
 
 
 @pytest.fixture

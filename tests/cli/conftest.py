@@ -40,3 +40,10 @@ def zip_path(tmp_path, lines):
         z.writestr("dir/raw.bin", bytes(range(200)), compress_type=zipfile.ZIP_STORED)
         z.writestr("dir/x.txt", b"xyz")
     return path
+
+
+@pytest.fixture(scope="session", params=["moto", "ceph"])
+def s3_server(request):
+    """The commands run on each S3 server in turn: moto, and Ceph's RADOS Gateway where one
+    runs (it checks SigV4 signatures as AWS does)."""
+    return request.getfixturevalue(f"{request.param}_server")

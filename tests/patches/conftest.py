@@ -14,6 +14,8 @@ import pfio
 from pfio.cache.object_cache import ObjectCache, set_default_object_cache
 from pfio.patches import locate, unpatch_all
 
+from ..conftest import new_bucket, use_s3_server
+
 
 @pytest.fixture(autouse=True)
 def _no_patches_left():
@@ -33,13 +35,18 @@ def object_cache(tmp_path, monkeypatch):
     set_default_object_cache(None)
 
 
-@pytest.fixture(params=["mem", "s3"])
-def remote(request):
+@pytest.fixture(params=["mem", "s3", "ceph"])
+def remote(request, monkeypatch):
     """A fresh remote directory: its URL prefix and its filesystem, on ``mem://`` and on a
-    prefix of a new bucket of the moto server (credentials and endpoint in the environment)."""
+    prefix of a new bucket of the moto server and of Ceph's RADOS Gateway where one runs
+    (credentials and endpoint in the environment)."""
     if request.param == "s3":
         request.getfixturevalue("s3_env")
         url = f"s3://{request.getfixturevalue('s3_bucket')}/patches"
+    elif request.param == "ceph":
+        server = request.getfixturevalue("ceph_server")
+        use_s3_server(monkeypatch, server)
+        url = f"s3://{new_bucket(server)}/patches"
     else:
         url = f"mem://patches-{request.node.originalname}-{secrets.token_hex(4)}"
     fs = pfio.from_url(url)

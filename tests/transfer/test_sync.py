@@ -282,7 +282,7 @@ class _FailsMidway(MemoryFS):
 
 @pytest.mark.parametrize("destination", ["local", "s3"])
 def test_a_copy_failing_midway_leaves_no_destination_file(mem, tmp_path, destination,
-                                                          request):
+                                                          request, s3_server):
     _write(mem, "d/big.bin", b"x" * 1000)
     pfio.register_filesystem("failing", lambda uri, **_: _FailsMidway(mem.name, uri.path))
     try:

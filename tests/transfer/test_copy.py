@@ -15,6 +15,8 @@ import pfio
 from pfio.fs.local import Local
 from pfio.fs.memory import MemoryFS
 
+from ..conftest import new_bucket
+
 
 def _read(fs: pfio.FS, name: str) -> bytes:
     with fs.open(name, "rb") as f:
@@ -40,8 +42,9 @@ def s3(s3_env: str, s3_bucket: str) -> Iterator[pfio.FS]:
 
 
 @pytest.fixture(params=["local", "mem", "s3"])
-def any_fs(request: pytest.FixtureRequest, tmp_path: Any) -> pfio.FS:
-    """A filesystem of each kind (S3 on the moto server)."""
+def any_fs(request: pytest.FixtureRequest, tmp_path: Any, s3_server: Any) -> pfio.FS:
+    """A filesystem of each kind (S3 on each server: ``s3_server`` is asked for here because
+    a parametrized fixture cannot be asked for only when needed)."""
     if request.param == "local":
         return Local(str(tmp_path))
     if request.param == "mem":
@@ -115,12 +118,8 @@ def test_s3_copy_is_server_side(s3, s3_requests):
     assert _read(s3, "copied/dst.bin") == _read(s3, "big/src.bin")
 
 
-def test_s3_copy_between_buckets_of_one_endpoint_is_server_side(s3_env, s3, s3_server,
-                                                                 s3_requests):
-    import boto3
-
-    other = f"pfio-test-{secrets.token_hex(6)}"
-    boto3.client("s3", endpoint_url=s3_env).create_bucket(Bucket=other)
+def test_s3_copy_between_buckets_of_one_endpoint_is_server_side(s3, s3_server, s3_requests):
+    other = new_bucket(s3_server)
     _write(s3, "src.bin", b"across buckets")
     log = s3_requests(s3)
     result = pfio.copy(f"s3://{s3.bucket}/src.bin", f"s3://{other}/dst.bin")
