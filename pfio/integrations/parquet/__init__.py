@@ -1,8 +1,9 @@
 """Parquet datasets for training, in the style of Petastorm, on any pfio URL.
 
 A :class:`Schema` names each field's NumPy dtype, shape (None for variable dimensions) and codec
-(scalars stored natively, ndarrays as ``.npy`` bytes, images as PNG or JPEG). It is stored in
-the Parquet file metadata, so readers restore arrays without being told::
+(scalars stored natively, fixed-shape numeric ndarrays as Arrow fixed-size lists that batches
+decode a column at a time, other ndarrays as ``.npy`` bytes, images as PNG or JPEG). It is
+stored in the Parquet file metadata, so readers restore arrays without being told::
 
     from pfio.integrations.parquet import Field, Schema, write_dataset, BatchReader
 
@@ -15,7 +16,9 @@ the Parquet file metadata, so readers restore arrays without being told::
 Readers work on any Parquet store (foreign files are read with their own Arrow types), select
 columns, filter row groups with pyarrow filters, shuffle row groups and rows with a seed and
 :meth:`~ParquetReader.set_epoch`, and shard row groups across ranks and DataLoader workers so
-that each row group is read by exactly one worker. Reads go through pfio file objects, so
+that each row group is read by exactly one worker. Hive partition directories
+(``root/key=value/...``) become columns. Foreign list columns whose rows share one length
+come back from the batch reader as one ``(N, length)`` array. Reads go through pfio file objects, so
 file, s3, hdfs, mem and the cache all work, with ranged reads of only the needed column chunks.
 """
 

@@ -21,7 +21,9 @@ import pyarrow.parquet as pq
 
 from ...api import from_url, open_url
 from ...fs.positional import PositionalFile, PositionalReader
-from .schema import Schema
+from . import arrays
+from .partitions import Partitions
+from .schema import Field, Schema
 
 
 @dataclass(frozen=True)
@@ -36,9 +38,15 @@ class RowGroup:
 class ParquetReader:
     """Rows of a Parquet dataset (a directory of ``.parquet`` files, or one file).
 
+    Hive partition directories (``url/part=a/n=3/file.parquet``) become columns of every
+    row: strings, or int32 when every value of the key is an int32, as pyarrow infers them
+    (see :mod:`~pfio.integrations.parquet.partitions`). They can be selected and filtered
+    like the files' columns; a key that is also a column of the files is a ValueError.
+
     Args:
         url: dataset directory or file, on any pfio filesystem.
-        columns: the columns to read (default: all); only their column chunks are fetched.
+        columns: the columns to read (default: all, partition columns last); only their
+            column chunks are fetched.
         filters: pyarrow filters (``[("label", "=", 3)]`` or DNF lists) applied to each row
             group.
         shuffle: shuffle the order of row groups, and rows within each, with ``seed`` and the
@@ -73,6 +81,10 @@ class ParquetReader:
                            for i in range(meta.num_row_groups)]
         arrow_schema = self._metadata[self.files[0]].schema.to_arrow_schema()
         self.schema = Schema.from_arrow(arrow_schema) if decode else None
+        self.partitions = Partitions(self.url, self.files)
+        self.partitions.check(arrow_schema.names)
+        self._file_columns = None if self.columns is None else [
+            c for c in self.columns if c not in self.partitions.types]
 
     def set_epoch(self, epoch: int) -> None:
         """Use the shuffling order of ``epoch``."""
@@ -118,10 +130,27 @@ class ParquetReader:
     def _read_group(self, group: RowGroup, files: _OpenFiles) -> pa.Table:
         handle = PositionalFile(files.get(group.url), group.url)
         parquet = pq.ParquetFile(handle, metadata=self._metadata[group.url], pre_buffer=True)
-        return parquet.read_row_group(group.index, columns=self.columns)
+        table = parquet.read_row_group(group.index, columns=self._file_columns)
+        return self.partitions.append(table, group.url, self.columns)
 
-    def _decode_column(self, name: str, values: list[Any]) -> list[Any]:
-        field = self.schema.fields.get(name) if self.schema else None
+    def _field(self, name: str) -> Field | None:
+        return self.schema.fields.get(name) if self.schema else None
+
+    def _dense(self, name: str, column: pa.ChunkedArray) -> np.ndarray | None:
+        """A fixed-shape array column decoded as one array, without a loop over rows (None:
+        not such a column, or it has nulls or rows of different shapes)."""
+        field = self._field(name)
+        if not self.decode or not arrays.is_list_type(column.type) or (
+                field is not None and field.codec != "ndarray"):
+            return None
+        values = arrays.dense(column)
+        if values is None or field is None or None in field.shape:
+            return values
+        return arrays.fit(values, name, field.dtype, field.shape)
+
+    def _decode_rows(self, name: str, column: pa.ChunkedArray) -> list[Any]:
+        values = column.to_pylist()
+        field = self._field(name)
         if field is None or field.codec == "scalar":
             return values
         return [field.decode(v) for v in values]
@@ -132,10 +161,18 @@ class RowReader(ParquetReader):
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for table in self.tables():
-            columns = {name: self._decode_column(name, table.column(name).to_pylist())
+            columns = {name: self._row_values(name, table.column(name))
                        for name in table.column_names}
             for i in range(table.num_rows):
                 yield {name: values[i] for name, values in columns.items()}
+
+    def _row_values(self, name: str, column: pa.ChunkedArray) -> Any:
+        field = self._field(name)
+        if field is not None and field.fixed_shape:  # foreign lists stay Python lists
+            values = self._dense(name, column)
+            if values is not None:  # rows own their arrays, as rows decoded from bytes do
+                return values if values.flags.writeable else values.copy()
+        return self._decode_rows(name, column)
 
 
 class BatchReader(ParquetReader):
@@ -167,14 +204,20 @@ class BatchReader(ParquetReader):
             yield self._batch(pa.concat_tables(pending))
 
     def _batch(self, table: pa.Table) -> dict[str, Any]:
+        """Columns as arrays: fixed-shape list columns (pfio's fixed-shape ndarrays, foreign
+        lists of one length) as one ``(N, *shape)`` array each; other arrays and images
+        decoded per row and stacked when their shapes agree (nulls: a list with None)."""
         batch = {}
         for name in table.column_names:
-            field = self.schema.fields.get(name) if self.schema else None
+            field = self._field(name)
             column = table.column(name)
-            if field is None or field.codec == "scalar":
+            values = self._dense(name, column)
+            if values is not None:
+                batch[name] = values
+            elif field is None or field.codec == "scalar":
                 batch[name] = column.to_numpy(zero_copy_only=False)
             else:
-                batch[name] = _stack(self._decode_column(name, column.to_pylist()))
+                batch[name] = _stack(self._decode_rows(name, column))
         return batch
 
 

@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from . import arrays
+
 #: key of the schema in the Parquet file's key-value metadata
 METADATA_KEY = b"pfio.schema"
 CODECS = ("scalar", "ndarray", "png", "jpeg")
@@ -24,8 +26,11 @@ class Field:
         dtype: the NumPy dtype of the values (of the elements, for arrays and images).
         shape: ``()`` for scalars; for arrays and images a tuple whose ``None`` entries are
             variable dimensions.
-        codec: ``"scalar"`` (stored as an Arrow value), ``"ndarray"`` (``.npy`` bytes), ``"png"``
-            or ``"jpeg"`` (encoded images: uint8, HxW or HxWxC with C in 1, 3, 4).
+        codec: ``"scalar"`` (stored as an Arrow value), ``"ndarray"``, ``"png"`` or ``"jpeg"``
+            (encoded images: uint8, HxW or HxWxC with C in 1, 3, 4). An ndarray of a fixed
+            shape (no ``None``, at least one element) and a numeric or bool dtype is stored as
+            nested Arrow fixed-size lists (see :attr:`fixed_shape`), which batch readers
+            decode a column at a time; other ndarrays are stored as ``.npy`` bytes.
         nullable: whether values may be None.
     """
 
@@ -45,9 +50,20 @@ class Field:
         if self.codec in ("png", "jpeg") and self.dtype != np.uint8:
             raise ValueError(f"field {self.name!r}: {self.codec} images must be uint8")
 
+    @property
+    def fixed_shape(self) -> bool:
+        """Whether values are stored as Arrow fixed-size lists rather than ``.npy`` bytes:
+        fixed-shape, non-empty ndarrays of numbers or bools in native byte order. (Arrow
+        cannot hold fixed-size lists of size 0, so empty shapes stay bytes.)"""
+        return (self.codec == "ndarray" and self.dtype.kind in "biuf" and self.dtype.isnative
+                and all(d is not None for d in self.shape) and int(np.prod(self.shape)) > 0)
+
     def arrow_type(self) -> pa.DataType:
+        """The Arrow type of the stored column."""
         if self.codec == "scalar":
             return pa.string() if self.dtype.kind in "UO" else pa.from_numpy_dtype(self.dtype)
+        if self.fixed_shape:
+            return arrays.tensor_type(self.dtype, self.shape)
         return pa.binary()
 
     def encode(self, value: Any) -> Any:
@@ -60,6 +76,8 @@ class Field:
             return value.item() if isinstance(value, np.generic) else value
         array = np.asarray(value, dtype=self.dtype)
         self._check_shape(array)
+        if self.fixed_shape:
+            return array
         if self.codec == "ndarray":
             buffer = io.BytesIO()
             np.save(buffer, array, allow_pickle=False)
@@ -67,9 +85,11 @@ class Field:
         return _encode_image(array, self.codec, self.name)
 
     def decode(self, stored: Any) -> Any:
-        """The value of a stored cell."""
+        """The value of a stored cell (``.npy`` bytes, nested lists of numbers, an image)."""
         if stored is None or self.codec == "scalar":
             return stored
+        if self.codec == "ndarray" and not isinstance(stored, bytes):
+            return np.asarray(stored, dtype=self.dtype)  # a row of an Arrow list column
         if self.codec == "ndarray":
             return np.load(io.BytesIO(stored), allow_pickle=False)
         import cv2
@@ -122,12 +142,22 @@ class Schema:
             metadata={METADATA_KEY: json.dumps([f.to_json() for f in self.fields.values()])})
 
     def encode_row(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The stored form of ``row`` (a dict of every non-nullable field)."""
         missing = set(self.fields) - set(row)
         extra = set(row) - set(self.fields)
         if extra or (missing and any(not self.fields[m].nullable for m in missing)):
             raise ValueError(f"row fields {sorted(row)} do not match the schema "
                              f"{sorted(self.fields)}")
         return {name: field.encode(row.get(name)) for name, field in self.fields.items()}
+
+    def to_table(self, rows: list[dict[str, Any]]) -> pa.Table:
+        """An Arrow table of ``rows`` encoded by :meth:`encode_row`."""
+        columns = []
+        for name, field in self.fields.items():
+            values = [row[name] for row in rows]
+            columns.append(arrays.to_arrow(values, field.dtype, field.shape) if field.fixed_shape
+                           else pa.array(values, field.arrow_type()))
+        return pa.Table.from_arrays(columns, schema=self.arrow_schema())
 
     @classmethod
     def from_arrow(cls, schema: pa.Schema) -> Schema | None:

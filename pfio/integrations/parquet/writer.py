@@ -6,7 +6,6 @@ import posixpath
 from collections.abc import Iterable
 from typing import Any
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ...api import from_url, open_url
@@ -18,7 +17,8 @@ def write_dataset(url: str, schema: Schema, rows: Iterable[dict[str, Any]],
                   compression: str = "snappy") -> list[str]:
     """Write ``rows`` under the directory ``url`` as ``part-00000.parquet``, ...
 
-    Rows are encoded by ``schema`` and written ``row_group_size`` at a time, so memory holds
+    Rows are encoded by ``schema`` (fixed-shape ndarrays as Arrow fixed-size lists, see
+    :class:`Field`) and written ``row_group_size`` at a time, so memory holds
     one row group, never the dataset. Each file is published atomically when complete.
 
     Args:
@@ -35,7 +35,6 @@ def write_dataset(url: str, schema: Schema, rows: Iterable[dict[str, Any]],
     if row_group_size < 1:
         raise ValueError("row_group_size must be at least 1")
     from_url(url, create=True).close()
-    arrow_schema = schema.arrow_schema()
     written: list[str] = []
     file_rows = 0
     writer: _PartWriter | None = None
@@ -45,7 +44,7 @@ def write_dataset(url: str, schema: Schema, rows: Iterable[dict[str, Any]],
             batch.append(schema.encode_row(row))
             if len(batch) == row_group_size:
                 if writer is None:
-                    writer = _PartWriter(url, len(written), arrow_schema, compression)
+                    writer = _PartWriter(url, len(written), schema, compression)
                 writer.write(batch)
                 file_rows += len(batch)
                 batch = []
@@ -53,7 +52,7 @@ def write_dataset(url: str, schema: Schema, rows: Iterable[dict[str, Any]],
                     written.append(writer.close())
                     writer, file_rows = None, 0
         if batch or (writer is None and not written):
-            writer = writer or _PartWriter(url, len(written), arrow_schema, compression)
+            writer = writer or _PartWriter(url, len(written), schema, compression)
             writer.write(batch)
         if writer is not None:
             written.append(writer.close())
@@ -65,14 +64,15 @@ def write_dataset(url: str, schema: Schema, rows: Iterable[dict[str, Any]],
 
 
 class _PartWriter:
-    def __init__(self, url: str, index: int, schema: pa.Schema, compression: str) -> None:
+    def __init__(self, url: str, index: int, schema: Schema, compression: str) -> None:
         self.url = posixpath.join(url, f"part-{index:05d}.parquet")
         self._schema = schema
         self._file = open_url(self.url, "wb")
-        self._writer = pq.ParquetWriter(self._file, schema, compression=compression)
+        self._writer = pq.ParquetWriter(self._file, schema.arrow_schema(),
+                                        compression=compression)
 
     def write(self, rows: list[dict[str, Any]]) -> None:
-        table = pa.Table.from_pylist(rows, schema=self._schema)
+        table = self._schema.to_table(rows)
         self._writer.write_table(table, row_group_size=max(1, len(rows)))
 
     def close(self) -> str:
