@@ -8,10 +8,9 @@ from typing import Any
 
 import torch.utils.data
 
-from ..api import from_url
 from .image_items import IMAGE_EXTENSIONS, collect, decode_image
 from .image_reader import ImageReader
-from .shards import SampleStream, expand_urls
+from .shards import SampleStream, expand_urls, iter_members
 from .shards.plan import Place, epoch_order, reader_items
 
 
@@ -186,5 +185,7 @@ def worker_place(rank: int, world_size: int) -> Place:
 
 
 def _top_dirs(shard: str) -> list[str]:
-    with from_url(shard) as archive:
-        return sorted(st.filename for st in archive.list(detail=True) if st.isdir())
+    """The top directories of the members of ``shard``, read front to back (one GET of a
+    tar shard on S3, where listing it as a container locates each header with a request)."""
+    return sorted({member.name.split("/", 1)[0] for member in iter_members(shard)
+                   if "/" in member.name})

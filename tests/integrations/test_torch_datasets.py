@@ -201,3 +201,22 @@ def test_shard_dataset_reads_each_tar_shard_with_one_get(s3_env, s3_bucket, s3_r
     log = s3_requests(pfio.from_url(base))
     assert len(list(PfioShardDataset(shards, classes=[]))) == 6
     assert [method for method, _, _ in log] == ["GET", "GET"]
+
+
+def test_shard_dataset_finds_its_classes_with_one_get_of_the_first_shard(s3_env, s3_bucket,
+                                                                         s3_requests):
+    import io
+    import tarfile
+
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        for name in ("cat/1.png", "dog/2.png", "cat/3.png"):
+            info = tarfile.TarInfo(name)
+            info.size = 3
+            tar.addfile(info, io.BytesIO(b"png"))
+    shard = f"s3://{s3_bucket}/classes.tar"
+    with pfio.open_url(shard, "wb") as f:
+        f.write(out.getvalue())
+    log = s3_requests(pfio.from_url(f"s3://{s3_bucket}/"))
+    assert PfioShardDataset([shard]).classes == ["cat", "dog"]
+    assert [method for method, _, _ in log] == ["GET"]
