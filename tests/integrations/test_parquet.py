@@ -8,6 +8,8 @@ import pfio
 from pfio.integrations.parquet import BatchReader, Field, RowReader, Schema, write_dataset
 from pfio.integrations.parquet.torch import ParquetBatchDataset, ParquetRowDataset
 
+from .parquet_places import PLACES, dataset_url
+
 SCHEMA = Schema([
     Field("id", np.int64),
     Field("image", np.uint8, (4, 4, 3), "png"),
@@ -21,17 +23,11 @@ def _row(i):
             "features": np.full((i % 3 + 1, 2), i, np.float32), "name": f"row{i}"}
 
 
-@pytest.fixture(params=["mem", "local", "s3"])
+@pytest.fixture(params=PLACES)
 def dataset(request, tmp_path):
     """A dataset of 40 rows in 2 files of 4 row groups, on mem://, a local directory or S3
     (the moto server of tests/conftest.py)."""
-    if request.param == "mem":
-        url = f"mem://parquet-{request.node.name}/ds"
-    elif request.param == "local":
-        url = str(tmp_path / "ds")
-    else:
-        request.getfixturevalue("s3_env")
-        url = f"s3://{request.getfixturevalue('s3_bucket')}/ds"
+    url = dataset_url(request, tmp_path, "parquet")
     write_dataset(url, SCHEMA, (_row(i) for i in range(40)), row_group_size=5, rows_per_file=20)
     return url
 

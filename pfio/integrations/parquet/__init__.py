@@ -20,10 +20,25 @@ that each row group is read by exactly one worker. Hive partition directories
 (``root/key=value/...``) become columns. Foreign list columns whose rows share one length
 come back from the batch reader as one ``(N, length)`` array. Reads go through pfio file objects, so
 file, s3, hdfs, mem and the cache all work, with ranged reads of only the needed column chunks.
+
+Features that Petastorm users know: ``predicate=`` keeps the rows a Python test accepts
+(:mod:`~pfio.integrations.parquet.predicates`: ``in_set``, ``in_lambda``, ``in_negate``,
+``in_reduce``, ``in_intersection``, ``in_pseudorandom_split``); ``num_epochs=`` repeats the
+dataset (None: forever), reshuffled each epoch; ``transform_spec=`` (:class:`TransformSpec`)
+applies a function to each row, or to each batch as a pandas DataFrame, and edits the schema
+the reader reports as ``output_schema``; :func:`register_codec` adds codecs that fields (and
+stored schemas) can name::
+
+    from pfio.integrations.parquet.predicates import in_set
+    reader = RowReader(url, predicate=in_set({"cat", "dog"}, "label"), num_epochs=2,
+                       shuffle=True, transform_spec=TransformSpec(selected_fields=["image"]))
 """
 
+from .codecs import register_codec, unregister_codec
 from .reader import BatchReader, ParquetReader, RowReader
 from .schema import Field, Schema
+from .transform import TransformSpec
 from .writer import write_dataset
 
-__all__ = ["BatchReader", "Field", "ParquetReader", "RowReader", "Schema", "write_dataset"]
+__all__ = ["BatchReader", "Field", "ParquetReader", "RowReader", "Schema", "TransformSpec",
+           "register_codec", "unregister_codec", "write_dataset"]

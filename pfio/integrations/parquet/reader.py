@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import posixpath
+import itertools
+import logging
 import random
 import sys
-import threading
 import weakref
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -19,11 +18,15 @@ import pyarrow as pa
 import pyarrow.compute  # noqa: F401 - registers the functions that filters use
 import pyarrow.parquet as pq
 
-from ...api import from_url, open_url
+from ...api import open_url
 from ...fs.positional import PositionalFile, PositionalReader
-from . import arrays
+from . import arrays, predicates
+from .files import OpenFiles, SpareFiles, parquet_files
 from .partitions import Partitions
 from .schema import Field, Schema
+from .transform import TransformSpec
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -57,12 +60,31 @@ class ParquetReader:
             ``world_size`` x DataLoader workers, so each is read by exactly one worker.
         decode: restore arrays and images from a pfio schema (foreign files: plain values).
         prefetch: row groups fetched ahead in background threads.
+        predicate: keep only the rows it accepts: an object with ``get_fields()`` and
+            ``do_include(values)`` (see :mod:`~pfio.integrations.parquet.predicates`),
+            tested on decoded values after ``filters``. Its fields are read even when not
+            in ``columns`` (and then not returned).
+        num_epochs: passes over the dataset in one iteration (None: forever), epochs
+            ``epoch``, ``epoch + 1``, ... of the shuffling. An endless reader whose pass
+            yields no row stops.
+        transform_spec: a :class:`~pfio.integrations.parquet.transform.TransformSpec`
+            applied to each row (RowReader) or batch (BatchReader); :attr:`output_schema`
+            shows its edits.
     """
 
     def __init__(self, url: str, columns: Sequence[str] | None = None,
                  filters: Any = None, shuffle: bool = False, seed: int = 0,
                  rank: int | None = None, world_size: int | None = None,
-                 decode: bool = True, prefetch: int = 4) -> None:
+                 decode: bool = True, prefetch: int = 4, predicate: Any = None,
+                 num_epochs: int | None = 1,
+                 transform_spec: TransformSpec | None = None) -> None:
+        if predicate is not None:
+            predicates.check(predicate)
+        if num_epochs is not None and num_epochs < 1:
+            raise ValueError(f"num_epochs must be at least 1 or None, not {num_epochs}")
+        self.predicate = predicate
+        self.num_epochs = num_epochs
+        self.transform_spec = transform_spec
         self.url = url.rstrip("/")
         self.columns = list(columns) if columns is not None else None
         self.filter = pq.filters_to_expression(filters) if filters else None
@@ -72,9 +94,9 @@ class ParquetReader:
         self.decode = decode
         self.epoch = 0
         self.prefetch = prefetch
-        self.files = _parquet_files(self.url)
+        self.files = parquet_files(self.url)
         self._metadata, spare = _footers(self.files)
-        self._spare = _SpareFiles(spare)
+        self._spare = SpareFiles(spare)
         weakref.finalize(self, self._spare.close)
         self.row_groups = [RowGroup(url, i, meta.row_group(i).num_rows)
                            for url, meta in self._metadata.items()
@@ -83,34 +105,66 @@ class ParquetReader:
         self.schema = Schema.from_arrow(arrow_schema) if decode else None
         self.partitions = Partitions(self.url, self.files)
         self.partitions.check(arrow_schema.names)
-        self._file_columns = None if self.columns is None else [
-            c for c in self.columns if c not in self.partitions.types]
+        self._read_columns = self._columns_to_read(arrow_schema.names)
+        self._file_columns = None if self._read_columns is None else [
+            c for c in self._read_columns if c not in self.partitions.types]
+        self.output_schema = (transform_spec.apply_schema(self.schema)
+                              if transform_spec and self.schema else self.schema)
+        """The schema of what the reader yields (``schema`` after ``transform_spec``)."""
+
+    def _columns_to_read(self, file_columns: list[str]) -> list[str] | None:
+        if self.predicate is None:
+            return self.columns
+        known = set(file_columns) | set(self.partitions.types)
+        unknown = sorted(set(self.predicate.get_fields()) - known)
+        if unknown:
+            raise ValueError(f"predicate fields {unknown} are not columns of {self.url}: "
+                             f"{sorted(known)}")
+        if self.columns is None:
+            return None
+        return self.columns + sorted(set(self.predicate.get_fields()) - set(self.columns))
 
     def set_epoch(self, epoch: int) -> None:
         """Use the shuffling order of ``epoch``."""
         self.epoch = epoch
 
-    def my_row_groups(self) -> list[RowGroup]:
-        """The row groups this rank and DataLoader worker read this epoch, in order."""
+    def my_row_groups(self, epoch: int | None = None) -> list[RowGroup]:
+        """The row groups this rank and DataLoader worker read in ``epoch`` (default: the
+        current one), in order."""
+        epoch = self.epoch if epoch is None else epoch
         order = list(self.row_groups)
         if self.shuffle:
-            random.Random(self.seed + self.epoch).shuffle(order)
+            random.Random(self.seed + epoch).shuffle(order)
         worker, workers = _worker()
         reader = self.rank * workers + worker
         return order[reader::self.world_size * workers]
 
-    def tables(self) -> Iterator[pa.Table]:
-        """Arrow tables of this reader's row groups (filtered, rows shuffled if asked).
+    def epochs(self) -> Iterator[pa.Table]:
+        """The tables of :meth:`tables` for each of the ``num_epochs`` epochs."""
+        count = itertools.count() if self.num_epochs is None else range(self.num_epochs)
+        for offset in count:
+            rows = 0
+            for table in self.tables(self.epoch + offset):
+                rows += table.num_rows
+                yield table
+            if not rows and self.num_epochs is None:
+                logger.warning("%s: a pass yielded no row; the endless reader stops", self.url)
+                return
+
+    def tables(self, epoch: int | None = None) -> Iterator[pa.Table]:
+        """Arrow tables of this reader's row groups in ``epoch`` (default: the current one),
+        filtered by ``filters`` and ``predicate``, rows shuffled if asked.
 
         Up to ``prefetch`` row groups are fetched ahead in background threads. Each file is
         opened once per pass and shared by the threads (the first pass in this process
         starts with the files opened to read the footers); a row group costs one positional
         read of its column chunks, coalesced (one ranged GET on S3)."""
-        rng = np.random.default_rng([self.seed, self.epoch, self.rank, _worker()[0]])
-        files = _OpenFiles(self._spare.take())
+        epoch = self.epoch if epoch is None else epoch
+        rng = np.random.default_rng([self.seed, epoch, self.rank, _worker()[0]])
+        files = OpenFiles(self._spare.take())
         with files, ThreadPoolExecutor(max(1, self.prefetch), "pfio-parquet") as pool:
             pending: deque[Future[pa.Table]] = deque()
-            groups = iter(self.my_row_groups())
+            groups = iter(self.my_row_groups(epoch))
             for group in groups:
                 pending.append(pool.submit(self._read_group, group, files))
                 if len(pending) > self.prefetch:
@@ -122,16 +176,23 @@ class ParquetReader:
                     pending.append(pool.submit(self._read_group, next_group, files))
                 if self.filter is not None:
                     table = table.filter(self.filter)
+                if self.predicate is not None:
+                    table = self._apply_predicate(table)
                 if self.shuffle and table.num_rows > 1:
                     table = table.take(rng.permutation(table.num_rows))
                 if table.num_rows:
                     yield table
 
-    def _read_group(self, group: RowGroup, files: _OpenFiles) -> pa.Table:
+    def _apply_predicate(self, table: pa.Table) -> pa.Table:
+        keep = predicates.mask(self.predicate, _Columns(self, table))
+        table = table.filter(pa.array(keep, pa.bool_()))
+        return table if self.columns is None else table.select(self.columns)
+
+    def _read_group(self, group: RowGroup, files: OpenFiles) -> pa.Table:
         handle = PositionalFile(files.get(group.url), group.url)
         parquet = pq.ParquetFile(handle, metadata=self._metadata[group.url], pre_buffer=True)
         table = parquet.read_row_group(group.index, columns=self._file_columns)
-        return self.partitions.append(table, group.url, self.columns)
+        return self.partitions.append(table, group.url, self._read_columns)
 
     def _field(self, name: str) -> Field | None:
         return self.schema.fields.get(name) if self.schema else None
@@ -160,11 +221,13 @@ class RowReader(ParquetReader):
     """Iterates rows as dicts (arrays and images decoded)."""
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        for table in self.tables():
+        spec = self.transform_spec
+        for table in self.epochs():
             columns = {name: self._row_values(name, table.column(name))
                        for name in table.column_names}
             for i in range(table.num_rows):
-                yield {name: values[i] for name, values in columns.items()}
+                row = {name: values[i] for name, values in columns.items()}
+                yield spec.apply_row(row) if spec else row
 
     def _row_values(self, name: str, column: pa.ChunkedArray) -> Any:
         field = self._field(name)
@@ -192,7 +255,7 @@ class BatchReader(ParquetReader):
     def __iter__(self) -> Iterator[dict[str, Any]]:
         pending: list[pa.Table] = []
         count = 0
-        for table in self.tables():
+        for table in self.epochs():
             pending.append(table)
             count += table.num_rows
             while count >= self.batch_size:
@@ -206,7 +269,8 @@ class BatchReader(ParquetReader):
     def _batch(self, table: pa.Table) -> dict[str, Any]:
         """Columns as arrays: fixed-shape list columns (pfio's fixed-shape ndarrays, foreign
         lists of one length) as one ``(N, *shape)`` array each; other arrays and images
-        decoded per row and stacked when their shapes agree (nulls: a list with None)."""
+        decoded per row and stacked when their shapes agree (nulls: a list with None); then
+        ``transform_spec``."""
         batch = {}
         for name in table.column_names:
             field = self._field(name)
@@ -218,75 +282,28 @@ class BatchReader(ParquetReader):
                 batch[name] = column.to_numpy(zero_copy_only=False)
             else:
                 batch[name] = _stack(self._decode_rows(name, column))
-        return batch
+        return self.transform_spec.apply_batch(batch) if self.transform_spec else batch
 
 
-class _OpenFiles:
-    """The files of one pass over a dataset (``opened``: those open already), each opened on
-    first use and shared by the reading threads through positional reads; all closed at the
-    end of the pass."""
+class _Columns:
+    """A row group's columns as a predicate sees them (:class:`predicates.Columns`)."""
 
-    def __init__(self, opened: dict[str, PositionalReader]) -> None:
-        self._lock = threading.Lock()
-        self._readers = opened
+    def __init__(self, reader: ParquetReader, table: pa.Table) -> None:
+        self.reader = reader
+        self.table = table
 
-    def get(self, url: str) -> PositionalReader:
-        with self._lock:
-            reader = self._readers.get(url)
-            if reader is None:
-                reader = self._readers[url] = PositionalReader(open_url(url, "rb"))
-            return reader
+    def values(self, name: str) -> list[Any]:
+        return self.reader._decode_rows(name, self.table.column(name))
 
-    def __enter__(self) -> _OpenFiles:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        with self._lock:
-            readers, self._readers = self._readers, {}
-        for reader in readers.values():
-            reader.file.close()
-
-
-class _SpareFiles:
-    """Files opened to read their footers, kept for the first pass in this process (on S3,
-    opening a file again costs a request), closed by that pass or by :meth:`close`."""
-
-    def __init__(self, readers: dict[str, PositionalReader]) -> None:
-        self._pid = os.getpid()
-        self._lock = threading.Lock()
-        self._readers = readers
-
-    def take(self) -> dict[str, PositionalReader]:
-        """The files, now the caller's to close (none in a forked child: they are the
-        parent's)."""
-        with self._lock:
-            readers, self._readers = self._readers, {}
-        return readers if os.getpid() == self._pid else {}
-
-    def close(self) -> None:
-        """Close the files no pass took."""
-        for reader in self.take().values():
-            reader.file.close()
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return _SpareFiles, ({},)  # open files stay in the process that opened them
+    def is_plain(self, name: str) -> bool:
+        field = self.reader._field(name)
+        return (field.codec == "scalar" if field is not None
+                else not pa.types.is_nested(self.table.column(name).type))
 
 
 def _stack(values: list[Any]) -> Any:
     shapes = {getattr(v, "shape", None) for v in values}
     return np.stack(values) if len(shapes) == 1 and None not in shapes else values
-
-
-def _parquet_files(url: str) -> list[str]:
-    if url.endswith(".parquet"):
-        return [url]
-    with from_url(url) as fs:
-        names = sorted(st.filename for st in fs.list(recursive=True, detail=True)
-                       if not st.isdir() and st.filename.endswith(".parquet")
-                       and not posixpath.basename(st.filename).startswith((".", "_")))
-    if not names:
-        raise FileNotFoundError(f"no .parquet files under {url}")
-    return [posixpath.join(url, n) for n in names]
 
 
 #: bytes read from the end of a file for its footer (a larger footer costs a second read)

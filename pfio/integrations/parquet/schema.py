@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -11,10 +10,10 @@ import numpy as np
 import pyarrow as pa
 
 from . import arrays
+from .codecs import get_codec
 
 #: key of the schema in the Parquet file's key-value metadata
 METADATA_KEY = b"pfio.schema"
-CODECS = ("scalar", "ndarray", "png", "jpeg")
 
 
 @dataclass(frozen=True)
@@ -26,12 +25,16 @@ class Field:
         dtype: the NumPy dtype of the values (of the elements, for arrays and images).
         shape: ``()`` for scalars; for arrays and images a tuple whose ``None`` entries are
             variable dimensions.
-        codec: ``"scalar"`` (stored as an Arrow value), ``"ndarray"``, ``"png"`` or ``"jpeg"``
-            (encoded images: uint8, HxW or HxWxC with C in 1, 3, 4). An ndarray of a fixed
+        codec: the name of a registered codec (see :mod:`~pfio.integrations.parquet.codecs`):
+            ``"scalar"`` (stored as an Arrow value), ``"ndarray"``, ``"png"`` or ``"jpeg"``
+            (encoded images: uint8, HxW or HxWxC with C in 1, 3, 4), or one added with
+            :func:`~pfio.integrations.parquet.register_codec`. An ndarray of a fixed
             shape (no ``None``, at least one element) and a numeric or bool dtype is stored as
             nested Arrow fixed-size lists (see :attr:`fixed_shape`), which batch readers
             decode a column at a time; other ndarrays are stored as ``.npy`` bytes.
         nullable: whether values may be None.
+
+    An unregistered codec is a ValueError naming the known ones.
     """
 
     name: str
@@ -41,14 +44,15 @@ class Field:
     nullable: bool = False
 
     def __post_init__(self) -> None:
-        if self.codec not in CODECS:
-            raise ValueError(f"field {self.name!r}: unknown codec {self.codec!r}; use {CODECS}")
+        try:
+            codec = get_codec(self.codec)
+        except ValueError as exc:
+            raise ValueError(f"field {self.name!r}: {exc}") from None
         object.__setattr__(self, "dtype", np.dtype(self.dtype))
         object.__setattr__(self, "shape", tuple(self.shape))
-        if self.codec == "scalar" and self.shape:
-            raise ValueError(f"field {self.name!r}: a scalar has shape (), not {self.shape}")
-        if self.codec in ("png", "jpeg") and self.dtype != np.uint8:
-            raise ValueError(f"field {self.name!r}: {self.codec} images must be uint8")
+        check = getattr(codec, "check", None)
+        if check is not None:
+            check(self)
 
     @property
     def fixed_shape(self) -> bool:
@@ -59,12 +63,9 @@ class Field:
                 and all(d is not None for d in self.shape) and int(np.prod(self.shape)) > 0)
 
     def arrow_type(self) -> pa.DataType:
-        """The Arrow type of the stored column."""
-        if self.codec == "scalar":
-            return pa.string() if self.dtype.kind in "UO" else pa.from_numpy_dtype(self.dtype)
-        if self.fixed_shape:
-            return arrays.tensor_type(self.dtype, self.shape)
-        return pa.binary()
+        """The Arrow type of the stored column (the codec's ``arrow_type``, else binary)."""
+        arrow_type = getattr(get_codec(self.codec), "arrow_type", None)
+        return arrow_type(self) if arrow_type is not None else pa.binary()
 
     def encode(self, value: Any) -> Any:
         """The stored form of ``value``."""
@@ -72,35 +73,17 @@ class Field:
             if not self.nullable:
                 raise ValueError(f"field {self.name!r} is not nullable")
             return None
-        if self.codec == "scalar":
-            return value.item() if isinstance(value, np.generic) else value
-        array = np.asarray(value, dtype=self.dtype)
-        self._check_shape(array)
-        if self.fixed_shape:
-            return array
-        if self.codec == "ndarray":
-            buffer = io.BytesIO()
-            np.save(buffer, array, allow_pickle=False)
-            return buffer.getvalue()
-        return _encode_image(array, self.codec, self.name)
+        codec = get_codec(self.codec)
+        if getattr(codec, "takes_arrays", True):
+            value = np.asarray(value, dtype=self.dtype)
+            self._check_shape(value)
+        return codec.encode(self, value)
 
     def decode(self, stored: Any) -> Any:
-        """The value of a stored cell (``.npy`` bytes, nested lists of numbers, an image)."""
-        if stored is None or self.codec == "scalar":
-            return stored
-        if self.codec == "ndarray" and not isinstance(stored, bytes):
-            return np.asarray(stored, dtype=self.dtype)  # a row of an Arrow list column
-        if self.codec == "ndarray":
-            return np.load(io.BytesIO(stored), allow_pickle=False)
-        import cv2
-
-        image = cv2.imdecode(np.frombuffer(stored, np.uint8), cv2.IMREAD_UNCHANGED)
-        if image is None:
-            raise ValueError(f"field {self.name!r}: cannot decode the stored {self.codec}")
-        if image.ndim == 3:
-            image = cv2.cvtColor(image, cv2.COLOR_BGR2RGB if image.shape[2] == 3
-                                 else cv2.COLOR_BGRA2RGBA)
-        return image
+        """The value of a stored cell (``.npy`` bytes, nested lists of numbers, an image...)."""
+        if stored is None:
+            return None
+        return get_codec(self.codec).decode(self, stored)
 
     def _check_shape(self, array: np.ndarray) -> None:
         if len(array.shape) != len(self.shape) or any(
@@ -112,18 +95,6 @@ class Field:
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "dtype": self.dtype.str, "shape": list(self.shape),
                 "codec": self.codec, "nullable": self.nullable}
-
-
-def _encode_image(array: np.ndarray, codec: str, name: str) -> bytes:
-    import cv2
-
-    if array.ndim == 3 and array.shape[2] in (3, 4):
-        array = cv2.cvtColor(array, cv2.COLOR_RGB2BGR if array.shape[2] == 3
-                             else cv2.COLOR_RGBA2BGRA)
-    ok, encoded = cv2.imencode(".png" if codec == "png" else ".jpg", array)
-    if not ok:
-        raise ValueError(f"field {name!r}: OpenCV could not encode the image as {codec}")
-    return encoded.tobytes()
 
 
 class Schema:

@@ -1,0 +1,76 @@
+"""The files of a Parquet dataset: finding them, and holding them open for a pass."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import threading
+from typing import Any
+
+from ...api import from_url, open_url
+from ...fs.positional import PositionalReader
+
+
+class OpenFiles:
+    """The files of one pass over a dataset (``opened``: those open already), each opened on
+    first use and shared by the reading threads through positional reads; all closed at the
+    end of the pass."""
+
+    def __init__(self, opened: dict[str, PositionalReader]) -> None:
+        self._lock = threading.Lock()
+        self._readers = opened
+
+    def get(self, url: str) -> PositionalReader:
+        with self._lock:
+            reader = self._readers.get(url)
+            if reader is None:
+                reader = self._readers[url] = PositionalReader(open_url(url, "rb"))
+            return reader
+
+    def __enter__(self) -> OpenFiles:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            readers, self._readers = self._readers, {}
+        for reader in readers.values():
+            reader.file.close()
+
+
+class SpareFiles:
+    """Files opened to read their footers, kept for the first pass in this process (on S3,
+    opening a file again costs a request), closed by that pass or by :meth:`close`."""
+
+    def __init__(self, readers: dict[str, PositionalReader]) -> None:
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+        self._readers = readers
+
+    def take(self) -> dict[str, PositionalReader]:
+        """The files, now the caller's to close (none in a forked child: they are the
+        parent's)."""
+        with self._lock:
+            readers, self._readers = self._readers, {}
+        return readers if os.getpid() == self._pid else {}
+
+    def close(self) -> None:
+        """Close the files no pass took."""
+        for reader in self.take().values():
+            reader.file.close()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return SpareFiles, ({},)  # open files stay in the process that opened them
+
+
+def parquet_files(url: str) -> list[str]:
+    """The ``.parquet`` files of the dataset ``url`` (a file, or a directory searched
+    recursively, hidden and ``_`` files skipped), sorted."""
+    if url.endswith(".parquet"):
+        return [url]
+    with from_url(url) as fs:
+        names = sorted(st.filename for st in fs.list(recursive=True, detail=True)
+                       if not st.isdir() and st.filename.endswith(".parquet")
+                       and not posixpath.basename(st.filename).startswith((".", "_")))
+    if not names:
+        raise FileNotFoundError(f"no .parquet files under {url}")
+    return [posixpath.join(url, n) for n in names]
