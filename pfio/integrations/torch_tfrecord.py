@@ -9,15 +9,13 @@ import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-import torch.utils.data
-
 from .shards import SampleStream, expand_urls
 from .shards.plan import Place, epoch_order, reader_items
-from .torch_datasets import distributed_place, worker_place
-from .torch_webdataset import EpochIterator
+from .torch_datasets import distributed_place
+from .torch_webdataset import ShardStreamDataset
 
 
-class PfioTFRecordDataset(torch.utils.data.IterableDataset):
+class PfioTFRecordDataset(ShardStreamDataset):
     """The records of TFRecord files (shards), parsed and transformed.
 
         dataset = PfioTFRecordDataset("s3://b/train-{00000..00127}.tfrecord",
@@ -88,16 +86,6 @@ class PfioTFRecordDataset(torch.utils.data.IterableDataset):
         self.fs_options = fs_options
         self.epoch = 0
 
-    def set_epoch(self, epoch: int) -> None:
-        """Use the shard order and shuffling of ``epoch``."""
-        self.epoch = epoch
-
-    def my_shards(self, epoch: int | None = None) -> list[str]:
-        """The shards this rank and DataLoader worker read in ``epoch`` (default: the
-        current one), in order."""
-        order = self._order(self.epoch if epoch is None else epoch)
-        return reader_items(order, worker_place(self.rank, self.world_size))
-
     def _order(self, epoch: int) -> list[str]:
         return epoch_order(self.shards, self.seed, epoch, self.shuffle_buffer > 1)
 
@@ -111,16 +99,6 @@ class PfioTFRecordDataset(torch.utils.data.IterableDataset):
             read=functools.partial(_read_shard, self.compression, self.verify,
                                    self.fs_options))
 
-    def __iter__(self) -> EpochIterator:
-        return EpochIterator(self, worker_place(self.rank, self.world_size))
-
-    def state_dict(self) -> dict[str, Any]:
-        """The dataset's own state: its epoch (the iterators hold their places)."""
-        return {"epoch": self.epoch}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore what :meth:`state_dict` gave."""
-        self.epoch = int(state["epoch"])
 
 
 def _decoder(parse: Any) -> Callable[[bytes], Any] | None:

@@ -6,7 +6,7 @@ binds it to PyTorch's workers and distributed ranks."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import torch.utils.data
 
@@ -15,7 +15,49 @@ from .shards.plan import Place, epoch_order, even_targets, padding_items, reader
 from .torch_datasets import distributed_place, worker_place
 
 
-class PfioWebDataset(torch.utils.data.IterableDataset):
+class ShardStreamDataset(torch.utils.data.IterableDataset):
+    """What the iterable datasets over shards share: an epoch, the placement of shards on
+    ranks and DataLoader workers, and iterators with per-worker state for torchdata's
+    ``StatefulDataLoader``. A subclass sets ``shards``, ``rank``, ``world_size`` and
+    ``epoch`` and defines :meth:`_order` and :meth:`stream`."""
+
+    shards: list[str]
+    rank: int
+    world_size: int
+    epoch: int
+
+    def set_epoch(self, epoch: int) -> None:
+        """Use the shard order and shuffling of ``epoch``."""
+        self.epoch = epoch
+
+    def my_shards(self, epoch: int | None = None) -> list[str]:
+        """The shards this rank and DataLoader worker read in ``epoch`` (default: the
+        current one), in order."""
+        order = self._order(self.epoch if epoch is None else epoch)
+        return reader_items(order, worker_place(self.rank, self.world_size))
+
+    def _order(self, epoch: int) -> list[str]:
+        """All shards in the order of ``epoch``."""
+        raise NotImplementedError
+
+    def stream(self, place: Place, epoch: int) -> SampleStream:
+        """The samples ``place`` yields in ``epoch``, as a resumable stream."""
+        raise NotImplementedError
+
+    def __iter__(self) -> EpochIterator:
+        return EpochIterator(self, worker_place(self.rank, self.world_size))
+
+    def state_dict(self) -> dict[str, Any]:
+        """The dataset's own state: its epoch (the iterators hold their places)."""
+        return {"epoch": self.epoch}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` gave."""
+        self.epoch = int(state["epoch"])
+
+
+
+class PfioWebDataset(ShardStreamDataset):
     """Samples of webdataset-layout shards (``key.jpg``, ``key.cls``, ``key.json``, ...).
 
     Each sample is a dict ``{"__key__": key, "__url__": shard, ext: value, ...}`` (members
@@ -94,16 +136,6 @@ class PfioWebDataset(torch.utils.data.IterableDataset):
             found = shard_counts(self.shards, sample_counts)
             self.counts = {url: count.samples for url, count in found.items()}
 
-    def set_epoch(self, epoch: int) -> None:
-        """Use the shard order and shuffling of ``epoch``."""
-        self.epoch = epoch
-
-    def my_shards(self, epoch: int | None = None) -> list[str]:
-        """The shards this rank and DataLoader worker read in ``epoch`` (default: the
-        current one), in order."""
-        order = self._order(self.epoch if epoch is None else epoch)
-        return reader_items(order, worker_place(self.rank, self.world_size))
-
     def _order(self, epoch: int) -> list[str]:
         return epoch_order(self.shards, self.seed, epoch, self.shuffle_shards)
 
@@ -119,32 +151,13 @@ class PfioWebDataset(torch.utils.data.IterableDataset):
             rng_seed=f"{self.seed}:{epoch}:{place.rank}:{place.worker}",
             decoder=make_decoder(self.decode), transform=self.transform)
 
-    def __iter__(self) -> EpochIterator:
-        return EpochIterator(self, worker_place(self.rank, self.world_size))
-
-    def state_dict(self) -> dict[str, Any]:
-        """The dataset's own state: its epoch (the iterators hold their places)."""
-        return {"epoch": self.epoch}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore what :meth:`state_dict` gave."""
-        self.epoch = int(state["epoch"])
-
-
-class StreamingDataset(Protocol):
-    """What :class:`EpochIterator` needs of a dataset: its epoch, and the stream of one
-    reader's samples of an epoch (:class:`PfioWebDataset`, ``PfioTFRecordDataset``)."""
-
-    epoch: int
-
-    def stream(self, place: Place, epoch: int) -> SampleStream: ...
 
 
 class EpochIterator:
     """One worker's pass over its samples of an epoch, with ``state_dict`` and
     ``load_state_dict`` (what ``StatefulDataLoader`` saves and restores per worker)."""
 
-    def __init__(self, dataset: StreamingDataset, place: Place) -> None:
+    def __init__(self, dataset: ShardStreamDataset, place: Place) -> None:
         self._dataset = dataset
         self.place = place
         self.epoch = dataset.epoch

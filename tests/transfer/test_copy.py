@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import io
 import os
-import secrets
 import zipfile
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 import pfio
 from pfio.fs.local import Local
-from pfio.fs.memory import MemoryFS
 
 from ..conftest import new_bucket
 
@@ -26,19 +23,6 @@ def _read(fs: pfio.FS, name: str) -> bytes:
 def _write(fs: pfio.FS, name: str, data: bytes) -> None:
     with fs.open(name, "wb") as f:
         f.write(data)
-
-
-@pytest.fixture
-def mem() -> Iterator[MemoryFS]:
-    """A fresh ``mem://`` store."""
-    with MemoryFS(f"transfer-{secrets.token_hex(4)}") as fs:
-        yield fs
-
-
-@pytest.fixture
-def s3(s3_env: str, s3_bucket: str) -> Iterator[pfio.FS]:
-    with pfio.from_url(f"s3://{s3_bucket}/") as fs:
-        yield fs
 
 
 @pytest.fixture(params=["local", "mem", "s3"])

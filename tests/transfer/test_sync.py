@@ -47,18 +47,6 @@ def src(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def mem() -> Iterator[MemoryFS]:
-    with MemoryFS(f"sync-{secrets.token_hex(4)}") as fs:
-        yield fs
-
-
-@pytest.fixture
-def s3(s3_env: str, s3_bucket: str) -> Iterator[pfio.FS]:
-    with pfio.from_url(f"s3://{s3_bucket}/") as fs:
-        yield fs
-
-
 def _puts(log: list[tuple[str, str, str | None]]) -> list[str]:
     return [path for method, path, _ in log if method in ("PUT", "POST")]
 

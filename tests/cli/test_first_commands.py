@@ -8,25 +8,7 @@ import zipfile
 import pytest
 
 from pfio.cli import main
-from pfio.fs.memory import MemoryFS
 from pfio.testing import ZipForTest
-
-
-@pytest.fixture
-def tree(tmp_path):
-    """src/a.txt, src/sub/b.bin, src/sub/deeper/c.txt, src/empty/"""
-    src = tmp_path / "src"
-    (src / "sub" / "deeper").mkdir(parents=True)
-    (src / "empty").mkdir()
-    (src / "a.txt").write_bytes(b"alpha\n")
-    (src / "sub" / "b.bin").write_bytes(bytes(range(256)) * 40)
-    (src / "sub" / "deeper" / "c.txt").write_bytes(b"gamma")
-    return src
-
-
-@pytest.fixture
-def mem(request):
-    return MemoryFS("cli-" + request.node.name)
 
 
 def _files(fs, top=""):
