@@ -1,6 +1,12 @@
 """The files of an object cache entry: opening one pinned, its metadata, filling it, and
 telling whether a whole copy written without ``fsync`` survived the machine's last stop.
 
+An entry's metadata (what it was fetched from, its version, size and CRC-32) is a JSON
+object in the entry file's extended attribute :data:`META_XATTR` where the directory's
+filesystem keeps user attributes (set on the download before it is renamed into place, so
+the bytes and their metadata are published at once, and no second file is made), else in a
+``<key>.meta`` file next to it, replaced by rename (:func:`xattrs_work` tells which).
+
 Whole copies are published by rename without being synced to disk (two ``fsync`` calls
 per file would cost more than the rest of a cached read). A killed process loses nothing
 it wrote; only a machine that stops (power cut, kernel crash) may leave a file that has its
@@ -17,6 +23,7 @@ import json
 import os
 import secrets
 import threading
+from collections.abc import Callable
 from typing import IO, Any
 
 from ..checksums import crc32
@@ -25,6 +32,9 @@ from .private_dir import NOFOLLOW
 #: what changes when the machine starts again (Linux); None elsewhere, where whole copies
 #: are synced to disk before they are published
 BOOT_ID_FILE = "/proc/sys/kernel/random/boot_id"
+
+#: the extended attribute that holds an entry's metadata (see the module documentation)
+META_XATTR = "user.pfio.meta"
 
 #: bytes copied at a time when an entry is filled or checked
 CHUNK = 1 << 20
@@ -85,16 +95,17 @@ def file_crc(fd: int) -> int:
         offset += n
 
 
-def intact(fd: int, meta: dict[str, Any], meta_path: str) -> bool:
+def intact(fd: int, meta: dict[str, Any], save: Callable[[dict[str, Any]], None]) -> bool:
     """True when the whole copy open as ``fd`` can be served: it was synced to disk when
     published (no ``boot`` in ``meta``), or written in this boot, or its bytes match its
-    CRC-32 (then ``meta`` is rewritten as of this boot, so this is checked once per boot)."""
+    CRC-32 (then ``save`` records ``meta`` as of this boot, so this is checked once per
+    boot)."""
     boot = meta.get("boot")
     if boot is None or boot == BOOT_ID:
         return True
     if meta.get("crc32") is None or file_crc(fd) != meta["crc32"]:
         return False
-    write_meta(meta_path, {**meta, "boot": BOOT_ID})
+    save({**meta, "boot": BOOT_ID})
     return True
 
 
@@ -136,6 +147,36 @@ def write_meta(path: str, meta: dict[str, Any]) -> None:
     finally:
         os.close(fd)
     os.replace(tmp, path)
+
+
+def xattrs_work(directory: str) -> bool:
+    """True when files in ``directory`` keep user extended attributes (probed once on a
+    file of its own, removed at once)."""
+    if not hasattr(os, "setxattr"):
+        return False
+    probe = os.path.join(directory, f".xattr-probe.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = nofollow_opener(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    try:
+        os.setxattr(fd, META_XATTR, b"{}")
+        return os.getxattr(fd, META_XATTR) == b"{}"
+    except OSError:  # ENOTSUP, EPERM, or no extended attributes on this platform
+        return False
+    finally:
+        os.close(fd)
+        os.unlink(probe)
+
+
+def read_meta_xattr(fd: int) -> dict[str, Any] | None:
+    """The metadata kept on the entry file open as ``fd``, or None when it has none."""
+    try:
+        return json.loads(os.getxattr(fd, META_XATTR))
+    except (OSError, ValueError):  # ENODATA: published without it, or a damaged value
+        return None
+
+
+def write_meta_xattr(fd: int, meta: dict[str, Any]) -> None:
+    """Set the metadata of the entry file open as ``fd`` (one atomic system call)."""
+    os.setxattr(fd, META_XATTR, json.dumps(meta).encode())
 
 
 def nofollow_opener(path: str, flags: int) -> int:

@@ -18,6 +18,7 @@ import os
 import time
 from collections.abc import Iterator
 
+from .key_locks import key_lock
 from .private_dir import NOFOLLOW
 
 logger = logging.getLogger(__name__)
@@ -63,8 +64,8 @@ def remove_unused(entry_path: str) -> bool:
     """Delete the entry file ``entry_path`` and its metadata unless a process uses it or is
     publishing it; True when deleted."""
     prefix = entry_path[:entry_path.rindex(".")]
-    with try_flock(prefix + ".lock", os.O_RDWR | os.O_CREAT) as download_lock:
-        if download_lock is None:
+    with key_lock(prefix, wait=False) as download_lock:
+        if not download_lock:
             return False
         with try_flock(entry_path) as fd:
             if fd is None or not _same_file(fd, entry_path):
@@ -109,9 +110,8 @@ def _remove_abandoned(path: str) -> None:
     a download of its key is going on: a downloader holds the key's download lock from
     before it creates the file until it has renamed it."""
     shard, name = os.path.split(path)
-    lock = os.path.join(shard, name.split(".", 1)[0] + ".lock")
-    with try_flock(lock, os.O_RDWR | os.O_CREAT) as download_lock:
-        if download_lock is None:
+    with key_lock(os.path.join(shard, name.split(".", 1)[0]), wait=False) as download_lock:
+        if not download_lock:
             return
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)

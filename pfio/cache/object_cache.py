@@ -3,18 +3,22 @@
 Layout under the cache directory (mode 0700)::
 
     <dir>/<kk>/<key>.obj    a whole file            <key>.meta   what it was fetched from
-    <dir>/<kk>/<key>.blk    a block file (sparse)   <key>.lock   the download lock
+    <dir>/<kk>/<key>.blk    a block file (sparse)   .locks       the download locks
     <dir>/<kk>/<key>.*.part a download in progress
 
 ``key`` is the SHA-256 of the source's identity (URL, endpoint, bucket, store, archive):
 see :mod:`pfio.cache.identity`. A download opens the source once (on S3: one GET, whose
 answer tells the version recorded in ``.meta``: no HEAD) and goes to a ``.part`` file,
 renamed into place when complete, so a reader never sees a partial file, and one left by a
-killed process is never served (it is removed by the next scan of the directory). A whole
+killed process is never served (it is removed by the next scan of the directory). The
+metadata is an extended attribute of the entry file where the filesystem keeps them, and the
+``.meta`` file otherwise; download locks are bytes of the shard's ``.locks`` file on Linux,
+``<key>.lock`` files elsewhere (see :mod:`pfio.cache.entry_files` and
+:mod:`pfio.cache.key_locks`), so that a miss creates one file. A whole
 copy is not synced to disk before it is published: it records its CRC-32 and the boot of
 the machine that wrote it, and is checked against the CRC once in a later boot (see
 :mod:`pfio.cache.entry_files`); block files are synced. Concurrent first readers, in any
-process, wait on the entry's ``flock``-ed download lock for one download (one GET, counted
+process or thread, wait on the key's download lock for one download (one GET, counted
 once against the byte limit). Users of an entry hold a shared ``flock`` on it, which
 eviction respects (see :mod:`pfio.cache.eviction`).
 
@@ -31,7 +35,6 @@ may write to is refused, and files in it are opened without following symlinks.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import logging
 import os
 import secrets
@@ -43,8 +46,19 @@ from ..fs.local import sync_directory
 from ..fs.resolver import locate
 from ..trace import hook
 from .base import default_cache_dir
-from .entry_files import BOOT_ID, copy_into, intact, pin, read_meta, write_meta
+from .entry_files import (
+    BOOT_ID,
+    copy_into,
+    intact,
+    pin,
+    read_meta,
+    read_meta_xattr,
+    write_meta,
+    write_meta_xattr,
+    xattrs_work,
+)
 from .eviction import ENTRY_SUFFIXES, evict, scan
+from .key_locks import key_lock
 from .private_dir import NOFOLLOW, make_private_dir
 from .source import Source
 from .versions import same_version
@@ -109,6 +123,8 @@ class ObjectCache:
         self.ttl = ttl
         self.sync = sync
         make_private_dir(self.dir)
+        #: metadata on the entry files (True) or in ``.meta`` files next to them
+        self.meta_in_xattrs = xattrs_work(self.dir)
         self._usage: int | None = None
         self._additions = 0
         self._swept = 0.0
@@ -209,7 +225,7 @@ class ObjectCache:
     def invalidate_source(self, source: Source) -> None:
         """Forget what is cached of ``source`` (whole copy and blocks)."""
         prefix = self._prefix(source.key)
-        with self._download_lock(prefix):
+        with key_lock(prefix):
             for suffix in (*ENTRY_SUFFIXES, ".meta"):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(prefix + suffix)
@@ -236,7 +252,7 @@ class ObjectCache:
         :meth:`acquire` gives it, and whether it was there already. Processes missing the
         same source at once wait for one download."""
         prefix = self._prefix(source.key)
-        with self._download_lock(prefix):
+        with key_lock(prefix):
             for suffix, flags in accept:
                 fd = self._valid_entry(source, prefix, suffix, flags)
                 if fd is not None:
@@ -256,6 +272,17 @@ class ObjectCache:
         """True when an entry file ``<key><suffix>`` of ``source`` exists (valid or not)."""
         return os.path.exists(self.entry_path(source, suffix))
 
+    def entry_meta(self, source: Source, suffix: str = ".obj") -> dict[str, Any] | None:
+        """The metadata of the entry ``<key><suffix>`` of ``source`` (what it was fetched
+        from, its version, size, CRC-32, ...), or None when there is no such entry."""
+        fd = pin(self.entry_path(source, suffix))
+        if fd is None:
+            return None
+        try:
+            return self._entry_meta(self._prefix(source.key), fd)
+        finally:
+            os.close(fd)
+
     def entry_path(self, source: Source, suffix: str) -> str:
         """The path of the entry file ``<key><suffix>`` of ``source``."""
         return self._prefix(source.key) + suffix
@@ -269,32 +296,35 @@ class ObjectCache:
             self._shards.add(shard)
         return os.path.join(shard, key)
 
-    @contextlib.contextmanager
-    def _download_lock(self, prefix: str) -> Iterator[None]:
-        fd = os.open(prefix + ".lock", os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
-
     def _valid_entry(self, source: Source, prefix: str, suffix: str,
                      flags: int) -> int | None:
         fd = pin(prefix + suffix, flags)
         if fd is None:
             return None
-        meta = self._read_meta(prefix + ".meta")
+        meta = self._entry_meta(prefix, fd)
         st = os.fstat(fd)
         if meta is None or meta.get("identity") != source.identity or \
                 meta.get("kind") != suffix or (
                 suffix == ".obj" and (st.st_size != meta.get("bytes") or
-                                      not intact(fd, meta, prefix + ".meta"))) or (
-                not self._fresh(source, prefix, meta)):
+                                      not intact(fd, meta, self._meta_saver(prefix, fd)))) or (
+                not self._fresh(source, prefix, fd, meta)):
             os.close(fd)
             return None
         if time.time() - st.st_mtime > _RECENCY_RESOLUTION:
             os.utime(fd)  # least recently used goes first
         return fd
+
+    def _entry_meta(self, prefix: str, fd: int) -> dict[str, Any] | None:
+        """The metadata of the entry file open as ``fd``."""
+        if self.meta_in_xattrs:
+            return read_meta_xattr(fd)
+        return self._read_meta(prefix + ".meta")
+
+    def _meta_saver(self, prefix: str, fd: int) -> Callable[[dict[str, Any]], None]:
+        """What records new metadata of the published entry file open as ``fd``."""
+        if self.meta_in_xattrs:
+            return lambda meta: write_meta_xattr(fd, meta)
+        return lambda meta: write_meta(prefix + ".meta", meta)
 
     def _read_meta(self, path: str) -> dict[str, Any] | None:
         """:func:`read_meta`, remembered while the file is the same version (metadata is
@@ -314,7 +344,7 @@ class ObjectCache:
             self._metas[path] = (version, meta)
         return meta
 
-    def _fresh(self, source: Source, prefix: str, meta: dict[str, Any]) -> bool:
+    def _fresh(self, source: Source, prefix: str, fd: int, meta: dict[str, Any]) -> bool:
         if self.validate == "never":
             return True
         if self.validate == "ttl" and time.time() - meta.get("checked", 0) < self.ttl:
@@ -327,7 +357,7 @@ class ObjectCache:
             logger.info("%s changed at the source; fetching it again", source.identity)
             return False
         if self.validate == "ttl":
-            write_meta(prefix + ".meta", {**meta, "checked": time.time()})
+            self._meta_saver(prefix, fd)({**meta, "checked": time.time()})
         return True
 
     def _publish(self, source: Source, prefix: str, suffix: str, fill: Fill) -> int:
@@ -339,8 +369,13 @@ class ObjectCache:
         synced = self.sync or suffix != ".obj" or BOOT_ID is None
         try:
             extra = fill(source, fd)
-            version = source.version()
             nbytes = os.fstat(fd).st_size
+            meta = {"identity": source.identity, "kind": suffix, **source.version(),
+                    "bytes": nbytes, "checked": time.time(), **extra}
+            if not synced:
+                meta["boot"] = BOOT_ID
+            if self.meta_in_xattrs:
+                write_meta_xattr(fd, meta)  # published with the bytes by the rename
             if synced:
                 os.fsync(fd)
             for other in ENTRY_SUFFIXES:  # one kind of entry per key: the metadata is shared
@@ -354,11 +389,8 @@ class ObjectCache:
             raise
         finally:
             os.close(fd)
-        meta = {"identity": source.identity, "kind": suffix, **version,
-                "bytes": nbytes, "checked": time.time(), **extra}
-        if not synced:
-            meta["boot"] = BOOT_ID
-        write_meta(prefix + ".meta", meta)
+        if not self.meta_in_xattrs:
+            write_meta(prefix + ".meta", meta)
         if synced:
             sync_directory(os.path.dirname(prefix))
         return nbytes

@@ -11,9 +11,9 @@ import os
 
 import pytest
 
-from pfio.cache import CachedFS, ObjectCache
+from pfio.cache import CachedFS, ObjectCache, object_cache
 from pfio.cache.blocks import BlockFile
-from pfio.cache.entry_files import BOOT_ID, read_meta, write_meta
+from pfio.cache.entry_files import BOOT_ID, write_meta, write_meta_xattr
 from pfio.cache.object_cache import Source
 from pfio.fs.s3 import S3
 
@@ -37,6 +37,15 @@ def bucket(s3_env, s3_bucket):
         put(fs, name, body(name))
     fs.close()
     return s3_bucket
+
+
+@pytest.fixture(autouse=True, params=["xattr", "meta file"])
+def meta_storage(request, monkeypatch):
+    """Each test on both kinds of metadata: extended attributes of the entry files, and
+    ``.meta`` files, as on a filesystem without user extended attributes."""
+    if request.param == "meta file":
+        monkeypatch.setattr(object_cache, "xattrs_work", lambda directory: False)
+    return request.param
 
 
 def cache_in(tmp_path, **options) -> ObjectCache:
@@ -89,11 +98,22 @@ def test_the_entry_records_the_etag_and_size_of_its_get(bucket, tmp_path):
     cache = cache_in(tmp_path)
     s3 = S3(bucket)
     epoch(CachedFS(s3, cache))
-    source = Source(s3, NAMES[0])
-    meta = read_meta(cache.entry_path(source, ".meta"))
+    meta = cache.entry_meta(Source(s3, NAMES[0]))
     st = s3.stat(NAMES[0])
     assert (meta["etag"], meta["size"], meta["bytes"]) == (st.etag, st.size, st.size)
     assert meta["boot"] == BOOT_ID and isinstance(meta["crc32"], int)
+
+
+def test_a_miss_makes_the_entry_file_alone(bucket, tmp_path, meta_storage):
+    """Creating files is what a miss costs most on some disks: with extended attributes the
+    entry holds its metadata, and the download locks are bytes of one file per shard."""
+    cache = cache_in(tmp_path)
+    epoch(CachedFS(S3(bucket), cache))
+    made = [name for _, _, names in os.walk(cache.dir) for name in names]
+    kinds = sorted({name.rsplit(".", 1)[-1] for name in made if not name.startswith(".")})
+    per_entry = {"xattr": ["obj"], "meta file": ["meta", "obj"]}[meta_storage]
+    assert kinds == per_entry
+    assert sum(name.endswith(".obj") for name in made) == len(NAMES)
 
 
 def test_a_synced_cache_records_no_boot(bucket, tmp_path):
@@ -102,7 +122,7 @@ def test_a_synced_cache_records_no_boot(bucket, tmp_path):
     cache = cache_in(tmp_path, sync=True)
     s3 = S3(bucket)
     epoch(CachedFS(s3, cache))
-    assert "boot" not in read_meta(cache.entry_path(Source(s3, NAMES[0]), ".meta"))
+    assert "boot" not in cache.entry_meta(Source(s3, NAMES[0]))
 
 
 def test_the_patches_default_cache_does_not_sync(monkeypatch, tmp_path):
@@ -197,9 +217,22 @@ def test_a_missing_object_raises_and_leaves_no_entry(bucket, tmp_path):
 
 # -- whole copies are not synced: checked once in a later boot ----------------------------
 
-def entry_of(cache: ObjectCache, s3: S3, name: str) -> tuple[str, str]:
+def entry_of(cache: ObjectCache, s3: S3, name: str) -> tuple[str, Source]:
     source = Source(s3, name)
-    return cache.entry_path(source, ".obj"), cache.entry_path(source, ".meta")
+    return cache.entry_path(source, ".obj"), source
+
+
+def as_of_an_earlier_boot(cache: ObjectCache, source: Source) -> None:
+    """Record the entry of ``source`` as written in another boot of the machine."""
+    meta = {**cache.entry_meta(source), "boot": "an-earlier-boot"}
+    if cache.meta_in_xattrs:
+        fd = os.open(cache.entry_path(source, ".obj"), os.O_RDONLY)
+        try:
+            write_meta_xattr(fd, meta)
+        finally:
+            os.close(fd)
+    else:
+        write_meta(cache.entry_path(source, ".meta"), meta)
 
 
 def test_an_entry_of_an_earlier_boot_with_its_bytes_is_served_and_marked(
@@ -207,12 +240,12 @@ def test_an_entry_of_an_earlier_boot_with_its_bytes_is_served_and_marked(
     cache = cache_in(tmp_path)
     s3 = S3(bucket)
     epoch(CachedFS(s3, cache))
-    _, meta_path = entry_of(cache, s3, NAMES[0])
-    write_meta(meta_path, {**read_meta(meta_path), "boot": "an-earlier-boot"})
+    _, source = entry_of(cache, s3, NAMES[0])
+    as_of_an_earlier_boot(cache, source)
     log = s3_requests(s3)
     assert epoch(CachedFS(s3, cache)) == expected()
     assert counted(log, bucket) == {}
-    assert read_meta(meta_path)["boot"] == BOOT_ID  # checked once in this boot
+    assert cache.entry_meta(source)["boot"] == BOOT_ID  # checked once in this boot
 
 
 def test_an_entry_of_an_earlier_boot_whose_bytes_were_lost_is_fetched_again(
@@ -220,8 +253,8 @@ def test_an_entry_of_an_earlier_boot_whose_bytes_were_lost_is_fetched_again(
     cache = cache_in(tmp_path)
     s3 = S3(bucket)
     epoch(CachedFS(s3, cache))
-    obj, meta_path = entry_of(cache, s3, NAMES[0])
-    write_meta(meta_path, {**read_meta(meta_path), "boot": "an-earlier-boot"})
+    obj, source = entry_of(cache, s3, NAMES[0])
+    as_of_an_earlier_boot(cache, source)
     with open(obj, "r+b") as f:  # what a power cut may leave: the size, not the bytes
         f.write(b"\0" * 4096)
     log = s3_requests(s3)
@@ -269,8 +302,8 @@ def test_concurrent_misses_from_two_processes_make_one_valid_entry_each(bucket, 
     assert sum(gets for _, gets in outcomes) == len(NAMES)  # one download per object
     s3 = S3(bucket)
     for name in NAMES:
-        obj, meta_path = entry_of(cache, s3, name)
-        meta = read_meta(meta_path)
+        obj, source = entry_of(cache, s3, name)
+        meta = cache.entry_meta(source)
         with open(obj, "rb") as f:
             assert f.read() == body(name)
         assert meta["bytes"] == len(body(name))

@@ -4,7 +4,6 @@ processes, directories other users could tamper with, writes through ``CachedFS`
 
 from __future__ import annotations
 
-import fcntl
 import multiprocessing
 import os
 import stat
@@ -12,6 +11,7 @@ import stat
 import pytest
 
 from pfio.cache import CachedFS, ObjectCache, eviction
+from pfio.cache.key_locks import key_lock, lock_path
 from pfio.cache.object_cache import Source
 from pfio.fs.local import Local
 from pfio.fs.memory import MemoryFS
@@ -42,15 +42,11 @@ def test_scan_leaves_a_partial_download_whose_key_is_being_downloaded(tmp_path, 
     cache = cache_in(tmp_path, max_bytes=0)
     source = Source(Local(str(src)), "a")
     prefix = cache.entry_path(source, "")
-    lock = os.open(prefix + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # as ObjectCache.acquire holds it while publishing
+    with key_lock(prefix):  # as ObjectCache.acquire holds it while publishing
         part = f"{prefix}.{os.getpid()}.0123abcd.part"
         open(part, "wb").close()  # created, not yet locked by anything
         cache.evict(0)
         assert os.path.exists(part)
-    finally:
-        os.close(lock)
     cache.evict(0)  # nobody downloads that key any more: the file is a leftover
     assert not os.path.exists(part)
 
@@ -127,10 +123,11 @@ def test_a_planted_lock_link_creates_nothing_elsewhere(tmp_path, src):
     (src / "a").write_bytes(b"real")
     cache = cache_in(tmp_path)
     source = Source(Local(str(src)), "a")
-    os.symlink(tmp_path / "created-elsewhere", cache.entry_path(source, ".lock"))
+    planted = lock_path(cache.entry_path(source, ""))
+    os.symlink(tmp_path / "created-elsewhere", planted)
     with pytest.raises(OSError) as error:
         cache.get_path(str(src / "a"))
-    assert error.value.filename == cache.entry_path(source, ".lock")
+    assert error.value.filename == planted
     assert not os.path.lexists(tmp_path / "created-elsewhere")
 
 

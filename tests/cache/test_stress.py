@@ -19,7 +19,8 @@ import pytest
 
 import pfio
 from pfio.cache import ObjectCache, blocks, eviction
-from pfio.cache.object_cache import read_meta
+from pfio.cache.entry_files import read_meta, read_meta_xattr
+from pfio.cache.key_locks import SHARD_LOCKS
 from pfio.fs.local import Local
 from pfio.fs.s3 import S3
 from pfio.fs.writers import is_temporary_name
@@ -100,6 +101,16 @@ def kill_and_fault(workers: list[subprocess.Popen], config: dict,
             workers[-1] = start("write", config)
             next_kill = time.monotonic() + KILL_EVERY + rng.random()
     return kills, halfway
+
+
+def meta_at(path: str) -> dict | None:
+    """The metadata of the entry file ``path``: on the file, or in its ``.meta`` file."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        meta = read_meta_xattr(fd)
+    finally:
+        os.close(fd)
+    return meta if meta is not None else read_meta(path[:-4] + ".meta")
 
 
 def cached_bytes(path: str, meta: dict) -> list[tuple[int, bytes]]:
@@ -218,11 +229,11 @@ def test_four_processes_with_faults_and_kills(s3_env, s3_bucket, fault_proxy, tm
         for name in files:
             path = os.path.join(root, name)
             if not name.endswith((".obj", ".blk")):
-                if not name.endswith((".meta", ".lock")):
+                if not name.endswith((".meta", ".lock", SHARD_LOCKS)):
                     leftovers.append(name)
                 continue
             held += os.stat(path).st_blocks * 512
-            meta = read_meta(path[:-4] + ".meta")
+            meta = meta_at(path)
             if meta is None or meta["kind"] != name[-4:]:
                 continue  # published by a process killed before it wrote the metadata
             source = meta["identity"].split("|")[0].split(f"{s3_bucket}/", 1)[1]

@@ -14,7 +14,6 @@ import pytest
 from PIL import Image
 
 import pfio
-from pfio.cache.entry_files import read_meta
 from pfio.cache.object_cache import ObjectCache, Source, set_default_object_cache
 from pfio.fs.s3 import S3
 
@@ -197,5 +196,5 @@ def test_two_processes_missing_the_same_images_leave_one_valid_entry_each(
             source = Source(fs, name)
             with open(cache.entry_path(source, ".obj"), "rb") as f:
                 assert f.read() == png(index)
-            assert read_meta(cache.entry_path(source, ".meta"))["bytes"] == len(png(index))
+            assert cache.entry_meta(source)["bytes"] == len(png(index))
     assert not [n for _, _, files in os.walk(cache.dir) for n in files if n.endswith(".part")]
