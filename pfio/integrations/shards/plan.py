@@ -20,8 +20,11 @@ the reader's list of items including padding passes, the sample index within tha
 item, and a ``resume`` token the item's reader understands, e.g. a byte offset), which turns
 into and from a plain dict of ints for ``state_dict()``.
 
-``PfioObjectDataset``-style datasets (one sample per object) use the same functions with
-items = objects and counts of 1.
+Datasets of one sample per object (``PfioObjectIterableDataset``) deal objects out the same
+way but pad as ``torch.utils.data.DistributedSampler`` does, repeating the epoch's order from
+its start (:func:`pfio.integrations.objects.reader_plan`): with one sample per item that
+gives every rank ``ceil(count / world_size)`` samples, also when there are fewer objects
+than ranks, which per-worker padding refuses.
 """
 
 from __future__ import annotations
