@@ -87,6 +87,18 @@ def test_a_slow_stream_gives_way_to_read_ahead(fs: S3, blob: bytes, streams: boo
     assert len(log) > 2 and all(r[2].startswith("bytes=") for r in log[1:])
 
 
+def test_a_sequential_file_stays_on_its_one_get_however_slow(fs: S3, blob: bytes,
+                                                             streams: bool,
+                                                             s3_requests) -> None:
+    if not streams:
+        pytest.skip("the engine does not stream")
+    fs.read_options = replace(fs.read_options, stream_min_rate=1e15)  # nothing is that fast
+    log = s3_requests(fs)
+    with fs.open("blob", "rb", sequential=True) as f:
+        assert read_in_pieces(f, 100_000) == blob
+    assert len(log) == 1 and log[0][2] is None  # one plain GET
+
+
 def test_a_broken_stream_is_resumed_by_ranged_gets(s3_env: str, s3_bucket: str, streams: bool,
                                                    fault_proxy, s3_requests) -> None:
     if not streams:

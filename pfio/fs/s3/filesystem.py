@@ -112,7 +112,11 @@ class S3(S3Operations, FS):
     ``open(path, "rb", first_fetch=N)`` sets how many bytes the request that opens the file
     reads (default 1 MiB): the first ``N``, or with a negative ``N`` the last ``-N`` (for
     formats whose index is at the end, such as zip and Parquet: reading it then costs no
-    second request). Other filesystems ignore the option.
+    second request). ``open(path, "rb", sequential=True)`` says the file is read once from
+    start to end (a shard, a log): the reader stays on the opening GET's body to the end
+    however slowly it moves, so the whole object costs one request (by default a stream
+    slower than ``ReadOptions.stream_min_rate`` gives way to parallel ranged reads, which a
+    distant server serves faster). Other filesystems ignore both options.
     """
 
     scheme = "s3"
@@ -300,6 +304,8 @@ class S3(S3Operations, FS):
                 options = replace(options, block_size=buffering)
             if kwargs.get("first_fetch") is not None:
                 options = replace(options, first_fetch=int(kwargs["first_fetch"]))
+            if kwargs.get("sequential"):
+                options = replace(options, stream_min_rate=0)
             try:
                 reader = S3Reader(self._connection, key, options)
             except FileNotFoundError:

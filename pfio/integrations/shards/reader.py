@@ -70,9 +70,10 @@ def iter_members(url: str, start: int = 0) -> Iterator[Member]:
     if url.lower().endswith(ZIP_SUFFIXES):
         yield from _zip_members(url, start)
         return
-    # resuming inside a shard: the opening request reads only its first bytes (a ranged
-    # GET on S3, rather than a plain GET of the whole object dropped at the seek)
-    options = {"first_fetch": RESUME_OPENING} if start else {}
+    # a shard is read once from start to end: one GET (on S3) streams it whatever its speed;
+    # resuming inside it, the opening request reads only its first bytes (a ranged GET,
+    # rather than a plain GET of the whole object dropped at the seek)
+    options: dict[str, Any] = {"first_fetch": RESUME_OPENING} if start else {"sequential": True}
     with open_url(url, "rb", **options) as f:
         head = f.read(2) if start else b""
         if start and head != GZIP_MAGIC:
