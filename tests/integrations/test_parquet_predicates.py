@@ -96,16 +96,19 @@ def test_in_reduce_with_a_custom_reduction_runs_per_row(local):
     assert _ids(local, exactly_one) == _batch_ids(local, exactly_one) == expected
 
 
-def _md5_point(value):
-    return int(hashlib.md5(str(value).encode()).hexdigest(), 16) / 2 ** 128
+def _md5_bucket(value):
+    return int(hashlib.md5(str(value).encode()).hexdigest(), 16) % (2**63 - 1)
 
 
-def test_pseudorandom_split_follows_the_md5_of_the_value(local):
+def test_pseudorandom_split_follows_petastorms_md5_buckets(local):
+    """Petastorm's rule (checked row for row against Petastorm in
+    tests/integrations/petastorm): the MD5 of ``str(value)`` modulo 2**63 - 1, cut by the
+    cumulated fractions."""
     fractions = [0.3, 0.5, 0.2]
-    bounds = np.cumsum([0] + fractions)
+    bounds = np.cumsum([0] + fractions) * (2**63 - 2)
     for subset in range(3):
         expected = [i for i in range(30)
-                    if bounds[subset] <= _md5_point(i) < bounds[subset + 1]]
+                    if bounds[subset] <= _md5_bucket(i) < bounds[subset + 1]]
         assert _ids(local, in_pseudorandom_split(fractions, subset, "id")) == expected
 
 

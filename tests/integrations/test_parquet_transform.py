@@ -190,7 +190,7 @@ def lz4_dataset(tmp_path):
 
 def test_an_unregistered_codec_is_a_clear_error(lz4_dataset):
     with pytest.raises(ValueError, match=r"unknown codec 'lz4'; known codecs: \['jpeg', "
-                                         r"'ndarray', 'png', 'scalar'\]"):
+                                         r"'ndarray', 'npz', 'png', 'scalar'\]"):
         RowReader(lz4_dataset)
 
 

@@ -5,10 +5,41 @@ from __future__ import annotations
 import os
 import posixpath
 import threading
-from typing import Any
+from typing import IO, Any
 
 from ...api import from_url, open_url
+from ...fs.base import FS
 from ...fs.positional import PositionalReader
+
+
+class Opener:
+    """Opens the files of a dataset for reading: directly, or through an object cache.
+
+    Args:
+        root: the dataset's URL (a directory, or one ``.parquet`` file).
+        cache: None, or what :func:`pfio.from_url`'s ``cache=`` option takes (True for the
+            default object cache, a directory, or a :class:`pfio.cache.ObjectCache`): files
+            are then read from a local copy made on first use (see
+            :class:`pfio.cache.CachedFS`), shared by processes and kept across runs.
+    """
+
+    def __init__(self, root: str, cache: Any = None) -> None:
+        self.root = posixpath.dirname(root) if root.endswith(".parquet") else root
+        self.cache = cache
+        self._lock = threading.Lock()
+        self._fs: FS | None = None
+
+    def __call__(self, url: str, **options: Any) -> IO[bytes]:
+        """``url`` (a file under the root) opened for binary reading."""
+        if self.cache is None or self.cache is False:
+            return open_url(url, "rb", **options)
+        with self._lock:
+            if self._fs is None:
+                self._fs = from_url(self.root, cache=self.cache)
+        return self._fs.open(url[len(self.root) + 1:], "rb", **options)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Opener, (self.root, self.cache)  # the filesystem is made again where used
 
 
 class OpenFiles:
@@ -16,15 +47,16 @@ class OpenFiles:
     first use and shared by the reading threads through positional reads; all closed at the
     end of the pass."""
 
-    def __init__(self, opened: dict[str, PositionalReader]) -> None:
+    def __init__(self, opened: dict[str, PositionalReader], opener: Opener) -> None:
         self._lock = threading.Lock()
         self._readers = opened
+        self._open = opener
 
     def get(self, url: str) -> PositionalReader:
         with self._lock:
             reader = self._readers.get(url)
             if reader is None:
-                reader = self._readers[url] = PositionalReader(open_url(url, "rb"))
+                reader = self._readers[url] = PositionalReader(self._open(url))
             return reader
 
     def __enter__(self) -> OpenFiles:

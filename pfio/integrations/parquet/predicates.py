@@ -80,19 +80,25 @@ class in_lambda(Predicate):  # noqa: N801 - Petastorm's name
     Args:
         fields: the fields whose values ``fn`` takes, in this order.
         fn: the test.
+        state_arg: when not None, passed to ``fn`` after the values (state the test keeps).
     """
 
-    def __init__(self, fields: Sequence[str], fn: Callable[..., Any]) -> None:
+    def __init__(self, fields: Sequence[str], fn: Callable[..., Any],
+                 state_arg: Any = None) -> None:
         if isinstance(fields, str):
             raise TypeError("in_lambda takes a list of field names, not one string")
         self.fields = list(fields)
         self.fn = fn
+        self.state_arg = state_arg
 
     def get_fields(self) -> set[str]:
         return set(self.fields)
 
     def do_include(self, values: dict[str, Any]) -> bool:
-        return bool(self.fn(*(values[name] for name in self.fields)))
+        args = [values[name] for name in self.fields]
+        if self.state_arg is not None:
+            args.append(self.state_arg)
+        return bool(self.fn(*args))
 
 
 class in_set(Predicate):  # noqa: N801 - Petastorm's name
@@ -162,18 +168,49 @@ class in_reduce(Predicate):  # noqa: N801 - Petastorm's name
         return masks.all(axis=0) if self.reduce_func is all else masks.any(axis=0)
 
 
-def in_intersection(predicates: Sequence[Any]) -> in_reduce:
-    """Keep rows every one of ``predicates`` keeps."""
-    return in_reduce(predicates, all)
+class in_intersection(Predicate):  # noqa: N801 - Petastorm's name
+    """Keep rows whose field ``predicate_field`` (an array or list) holds at least one of
+    ``inclusion_values`` (Petastorm's ``in_intersection``).
+
+    Called with a list of predicates alone, ``in_intersection(predicates)`` keeps the rows
+    every one of them keeps: it returns ``in_reduce(predicates, all)``.
+
+    Raises:
+        ValueError: (when testing) a value of the field is not a sequence.
+    """
+
+    def __new__(cls, inclusion_values: Iterable[Any],
+                predicate_field: str | None = None) -> Any:
+        if predicate_field is None:
+            return in_reduce(list(inclusion_values), all)
+        return super().__new__(cls)
+
+    def __init__(self, inclusion_values: Iterable[Any],
+                 predicate_field: str | None = None) -> None:
+        self.values = list(inclusion_values)
+        self.field = predicate_field
+
+    def get_fields(self) -> set[str]:
+        return {str(self.field)}
+
+    def do_include(self, values: dict[str, Any]) -> bool:
+        value = values[self.field]
+        if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+            raise ValueError(f"in_intersection: field {self.field!r} holds {value!r}, not a "
+                             "sequence")
+        return bool(np.isin(np.asarray(value), self.values).any())
 
 
 class in_pseudorandom_split(Predicate):  # noqa: N801 - Petastorm's name
     """Keep the rows of subset ``subset_index`` of a deterministic split by ``fraction_list``.
 
     Each row goes to a subset by the MD5 digest of ``str(value)`` (UTF-8) of its
-    ``predicate_field``, read as a number in [0, 1): subset ``i`` takes the values in
-    ``[sum(fraction_list[:i]), sum(fraction_list[:i + 1]))``. Rows with equal values go to the
-    same subset, and the split is the same on every run and machine.
+    ``predicate_field``: the digest, as an integer, modulo ``2**63 - 1`` is the row's bucket
+    (:func:`split_bucket`), and subset ``i`` takes the buckets from
+    ``sum(fraction_list[:i]) * (2**63 - 2)`` up to, not including,
+    ``sum(fraction_list[:i + 1]) * (2**63 - 2)``. This is Petastorm's split (with its
+    ``sys.maxsize`` of 64-bit machines), row for row. Rows with equal values go to the same
+    subset, and the split is the same on every run and machine.
 
     Args:
         fraction_list: the size of each subset; they sum to at most 1.
@@ -188,18 +225,24 @@ class in_pseudorandom_split(Predicate):  # noqa: N801 - Petastorm's name
         if not 0 <= subset_index < len(fraction_list):
             raise ValueError(f"subset_index {subset_index} is not in "
                              f"[0, {len(fraction_list)})")
-        self.low = float(sum(fraction_list[:subset_index]))
-        self.high = float(sum(fraction_list[:subset_index + 1]))
+        # Petastorm's borders: float products, compared with integer buckets
+        self.low = float(sum(fraction_list[:subset_index])) * (SPLIT_BUCKETS - 1)
+        self.high = float(sum(fraction_list[:subset_index + 1])) * (SPLIT_BUCKETS - 1)
         self.field = predicate_field
 
     def get_fields(self) -> set[str]:
         return {self.field}
 
     def do_include(self, values: dict[str, Any]) -> bool:
-        return self.low <= split_point(values[self.field]) < self.high
+        return self.low <= split_bucket(values[self.field]) < self.high
 
 
-def split_point(value: Any) -> float:
-    """Where ``value`` falls in [0, 1) for :class:`in_pseudorandom_split`."""
+#: the number of buckets of :class:`in_pseudorandom_split` (``sys.maxsize`` on 64 bits)
+SPLIT_BUCKETS = 2**63 - 1
+
+
+def split_bucket(value: Any) -> int:
+    """The bucket of ``value`` for :class:`in_pseudorandom_split`, in
+    ``[0, SPLIT_BUCKETS)``."""
     digest = hashlib.md5(str(value).encode("utf-8"), usedforsecurity=False).digest()
-    return int.from_bytes(digest, "big") / float(1 << 128)
+    return int.from_bytes(digest, "big") % SPLIT_BUCKETS

@@ -21,9 +21,11 @@ class TransformSpec:
             row dict; :class:`~pfio.integrations.parquet.BatchReader` calls
             ``func(pandas.DataFrame) -> pandas.DataFrame`` on each batch (one row per row,
             array cells as NumPy arrays). None: no function.
-        edit_fields: the fields ``func`` adds or changes, as :class:`Field` or Petastorm's
-            ``(name, dtype, shape, nullable)`` tuples; the reader's :attr:`output_schema`
-            shows them.
+        edit_fields: the fields ``func`` adds or changes, as :class:`Field`, Petastorm's
+            ``(name, dtype, shape, nullable)`` tuples, or objects with a ``to_field()``
+            method returning a :class:`Field` (such as
+            :class:`pfio.integrations.petastorm.UnischemaField`); the reader's
+            :attr:`output_schema` shows them.
         removed_fields: fields dropped from the output (after ``func``).
         selected_fields: if given, the output holds only these fields, in this order.
     """
@@ -89,6 +91,9 @@ class TransformSpec:
 def _as_field(spec: Field | tuple[Any, ...]) -> Field:
     if isinstance(spec, Field):
         return spec
+    to_field = getattr(spec, "to_field", None)
+    if callable(to_field):
+        return to_field()
     name, dtype, shape, *rest = spec
     shape = tuple(shape or ())
     return Field(name, dtype, shape, "ndarray" if shape else "scalar",
