@@ -18,10 +18,9 @@ import pyarrow as pa
 import pyarrow.compute  # noqa: F401 - registers the functions that filters use
 import pyarrow.parquet as pq
 
-from ...api import open_url
 from ...fs.positional import PositionalFile, PositionalReader
 from . import arrays, predicates
-from .files import OpenFiles, SpareFiles, parquet_files
+from .files import Opener, OpenFiles, SpareFiles, parquet_files
 from .partitions import Partitions
 from .schema import Field, Schema
 from .transform import TransformSpec
@@ -50,14 +49,21 @@ class ParquetReader:
         url: dataset directory or file, on any pfio filesystem.
         columns: the columns to read (default: all, partition columns last); only their
             column chunks are fetched.
-        filters: pyarrow filters (``[("label", "=", 3)]`` or DNF lists) applied to each row
-            group.
+        filters: pyarrow filters (``[("label", "=", 3)]``, DNF lists, or a
+            ``pyarrow.compute`` expression) applied to each row group.
         shuffle: shuffle the order of row groups, and rows within each, with ``seed`` and the
             epoch (:meth:`set_epoch`).
+        shuffle_rows: whether to shuffle the rows within each row group (default: as
+            ``shuffle``), so that row groups may be shuffled and their rows not, or the reverse.
         seed: base of the shuffling.
         rank, world_size: this process's place among distributed ranks (default:
             ``torch.distributed`` when initialised, else 0 of 1). Row groups are split across
             ``world_size`` x DataLoader workers, so each is read by exactly one worker.
+        shard_by_index: how row groups are split: False (the default) deals each epoch's
+            shuffled order out to the readers, so a reader's share changes with the epoch;
+            True gives the row group of index ``i`` (files sorted, then row groups in
+            order) to reader ``i % readers`` in every epoch, as Petastorm's ``cur_shard`` does
+            (then each reader shuffles its own share).
         decode: restore arrays and images from a pfio schema (foreign files: plain values).
         prefetch: row groups fetched ahead in background threads.
         predicate: keep only the rows it accepts: an object with ``get_fields()`` and
@@ -70,6 +76,13 @@ class ParquetReader:
         transform_spec: a :class:`~pfio.integrations.parquet.transform.TransformSpec`
             applied to each row (RowReader) or batch (BatchReader); :attr:`output_schema`
             shows its edits.
+        schema: decode with this :class:`Schema` instead of the one stored in the files
+            (for stores whose schema is kept elsewhere, as Petastorm keeps its own in
+            ``_common_metadata``); its fields may include partition keys.
+        cache: read the files through an object cache: True for the default one, a
+            directory, or a :class:`pfio.cache.ObjectCache` (see
+            :class:`~pfio.integrations.parquet.files.Opener`). Later passes, runs and
+            processes then read local copies.
     """
 
     def __init__(self, url: str, columns: Sequence[str] | None = None,
@@ -77,7 +90,9 @@ class ParquetReader:
                  rank: int | None = None, world_size: int | None = None,
                  decode: bool = True, prefetch: int = 4, predicate: Any = None,
                  num_epochs: int | None = 1,
-                 transform_spec: TransformSpec | None = None) -> None:
+                 transform_spec: TransformSpec | None = None, schema: Schema | None = None,
+                 shuffle_rows: bool | None = None, shard_by_index: bool = False,
+                 cache: Any = None) -> None:
         if predicate is not None:
             predicates.check(predicate)
         if num_epochs is not None and num_epochs < 1:
@@ -87,30 +102,42 @@ class ParquetReader:
         self.transform_spec = transform_spec
         self.url = url.rstrip("/")
         self.columns = list(columns) if columns is not None else None
-        self.filter = pq.filters_to_expression(filters) if filters else None
+        empty = filters is None or (isinstance(filters, list) and not filters)
+        self.filter = None if empty else pq.filters_to_expression(filters)
         self.shuffle = shuffle
+        self.shuffle_rows = shuffle if shuffle_rows is None else shuffle_rows
+        self.shard_by_index = shard_by_index
         self.seed = seed
         self.rank, self.world_size = _place(rank, world_size)
         self.decode = decode
         self.epoch = 0
         self.prefetch = prefetch
         self.files = parquet_files(self.url)
-        self._metadata, spare = _footers(self.files)
+        self._open = Opener(self.url, cache)
+        self._metadata, spare = _footers(self.files, self._open)
         self._spare = SpareFiles(spare)
         weakref.finalize(self, self._spare.close)
         self.row_groups = [RowGroup(url, i, meta.row_group(i).num_rows)
                            for url, meta in self._metadata.items()
                            for i in range(meta.num_row_groups)]
-        arrow_schema = self._metadata[self.files[0]].schema.to_arrow_schema()
-        self.schema = Schema.from_arrow(arrow_schema) if decode else None
+        self.arrow_schema = self._metadata[self.files[0]].schema.to_arrow_schema()
+        """The Arrow schema of the (first) file, without partition columns."""
+        self.schema = (None if not decode else schema if schema is not None
+                       else Schema.from_arrow(self.arrow_schema))
         self.partitions = Partitions(self.url, self.files)
-        self.partitions.check(arrow_schema.names)
-        self._read_columns = self._columns_to_read(arrow_schema.names)
-        self._file_columns = None if self._read_columns is None else [
-            c for c in self._read_columns if c not in self.partitions.types]
+        self.partitions.check(self.arrow_schema.names)
+        self.select(self.columns)
         self.output_schema = (transform_spec.apply_schema(self.schema)
                               if transform_spec and self.schema else self.schema)
         """The schema of what the reader yields (``schema`` after ``transform_spec``)."""
+
+    def select(self, columns: Sequence[str] | None) -> None:
+        """Read only ``columns`` (None: all) from the next pass on: a reader made to look at
+        a dataset's schema can then read a part of it without reading the footers again."""
+        self.columns = list(columns) if columns is not None else None
+        self._read_columns = self._columns_to_read(self.arrow_schema.names)
+        self._file_columns = None if self._read_columns is None else [
+            c for c in self._read_columns if c not in self.partitions.types]
 
     def _columns_to_read(self, file_columns: list[str]) -> list[str] | None:
         if self.predicate is None:
@@ -132,12 +159,13 @@ class ParquetReader:
         """The row groups this rank and DataLoader worker read in ``epoch`` (default: the
         current one), in order."""
         epoch = self.epoch if epoch is None else epoch
-        order = list(self.row_groups)
+        worker, workers = _worker()
+        reader, readers = self.rank * workers + worker, self.world_size * workers
+        order = list(self.row_groups[reader::readers] if self.shard_by_index
+                     else self.row_groups)
         if self.shuffle:
             random.Random(self.seed + epoch).shuffle(order)
-        worker, workers = _worker()
-        reader = self.rank * workers + worker
-        return order[reader::self.world_size * workers]
+        return order if self.shard_by_index else order[reader::readers]
 
     def epochs(self) -> Iterator[pa.Table]:
         """The tables of :meth:`tables` for each of the ``num_epochs`` epochs."""
@@ -161,7 +189,7 @@ class ParquetReader:
         read of its column chunks, coalesced (one ranged GET on S3)."""
         epoch = self.epoch if epoch is None else epoch
         rng = np.random.default_rng([self.seed, epoch, self.rank, _worker()[0]])
-        files = OpenFiles(self._spare.take())
+        files = OpenFiles(self._spare.take(), self._open)
         with files, ThreadPoolExecutor(max(1, self.prefetch), "pfio-parquet") as pool:
             pending: deque[Future[pa.Table]] = deque()
             groups = iter(self.my_row_groups(epoch))
@@ -178,7 +206,7 @@ class ParquetReader:
                     table = table.filter(self.filter)
                 if self.predicate is not None:
                     table = self._apply_predicate(table)
-                if self.shuffle and table.num_rows > 1:
+                if self.shuffle_rows and table.num_rows > 1:
                     table = table.take(rng.permutation(table.num_rows))
                 if table.num_rows:
                     yield table
@@ -221,13 +249,20 @@ class RowReader(ParquetReader):
     """Iterates rows as dicts (arrays and images decoded)."""
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
+        for rows in self.groups():
+            yield from rows
+
+    def groups(self) -> Iterator[list[dict[str, Any]]]:
+        """The rows of each row group read, a list per row group (after ``filters``,
+        ``predicate`` and ``transform_spec``), for consumers that work within row groups
+        (n-grams of consecutive rows)."""
         spec = self.transform_spec
         for table in self.epochs():
             columns = {name: self._row_values(name, table.column(name))
                        for name in table.column_names}
-            for i in range(table.num_rows):
-                row = {name: values[i] for name, values in columns.items()}
-                yield spec.apply_row(row) if spec else row
+            rows = [{name: values[i] for name, values in columns.items()}
+                    for i in range(table.num_rows)]
+            yield [spec.apply_row(row) for row in rows] if spec else rows
 
     def _row_values(self, name: str, column: pa.ChunkedArray) -> Any:
         field = self._field(name)
@@ -242,17 +277,23 @@ class BatchReader(ParquetReader):
     """Iterates batches: dicts of NumPy arrays (stacked when shapes agree, else lists).
 
     Args:
-        batch_size: rows per batch; the last batch of this reader may be smaller.
+        batch_size: rows per batch; the last batch of this reader may be smaller. None: one
+            batch per row group read (its rows after ``filters`` and ``predicate``), as
+            Petastorm's batch reader yields them.
         (others as :class:`ParquetReader`)
     """
 
-    def __init__(self, url: str, batch_size: int = 64, **kwargs: Any) -> None:
-        if batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
+    def __init__(self, url: str, batch_size: int | None = 64, **kwargs: Any) -> None:
+        if batch_size is not None and batch_size < 1:
+            raise ValueError("batch_size must be at least 1 or None")
         super().__init__(url, **kwargs)
         self.batch_size = batch_size
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
+        if self.batch_size is None:
+            for table in self.epochs():
+                yield self._batch(table)
+            return
         pending: list[pa.Table] = []
         count = 0
         for table in self.epochs():
@@ -312,12 +353,12 @@ FOOTER_GUESS = 64 << 10
 KEEP_OPEN = 64
 
 
-def _footers(files: list[str]) -> tuple[dict[str, pq.FileMetaData],
-                                        dict[str, PositionalReader]]:
+def _footers(files: list[str], opener: Opener) -> tuple[dict[str, pq.FileMetaData],
+                                                       dict[str, PositionalReader]]:
     """The footer of each file, read once, files in parallel (row groups are then read
     without it), and the first :data:`KEEP_OPEN` files, still open."""
     with ThreadPoolExecutor(min(16, len(files)), "pfio-parquet-footer") as pool:
-        futures = [pool.submit(_footer, url) for url in files]
+        futures = [pool.submit(_footer, url, opener) for url in files]
     metadata: dict[str, pq.FileMetaData] = {}
     opened: dict[str, PositionalReader] = {}
     error: BaseException | None = None
@@ -338,10 +379,10 @@ def _footers(files: list[str]) -> tuple[dict[str, pq.FileMetaData],
     return metadata, opened
 
 
-def _footer(url: str) -> tuple[pq.FileMetaData, PositionalReader]:
+def _footer(url: str, opener: Opener) -> tuple[pq.FileMetaData, PositionalReader]:
     """The footer of ``url`` and the file, open: one read of its tail (on S3 the request
     that opens the file)."""
-    reader = PositionalReader(open_url(url, "rb", first_fetch=-FOOTER_GUESS))
+    reader = PositionalReader(opener(url, first_fetch=-FOOTER_GUESS))
     try:
         start, tail = reader.read_tail(FOOTER_GUESS)
         if len(tail) < 12 or tail[-4:] != b"PAR1":
