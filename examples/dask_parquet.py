@@ -26,8 +26,9 @@ def make_row(k: int) -> dict:
 
 
 def write_shard(rows: list, index: int, url: str = URL) -> list:
-    """One Dask partition -> one shard of the dataset (its own directory, atomic parts)."""
-    return write_dataset(f"{url}/shard-{index:05d}", SCHEMA, rows, row_group_size=16)
+    """One Dask partition -> its own files of the dataset (``part-00003-00000.parquet``...,
+    each atomic), side by side, so ``spark.read.parquet(url)`` reads the dataset too."""
+    return write_dataset(url, SCHEMA, rows, row_group_size=16, prefix=f"part-{index:05d}")
 
 
 def main(url: str = URL, **cluster_options) -> None:

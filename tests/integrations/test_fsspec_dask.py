@@ -88,13 +88,15 @@ def test_pfio_parquet_dataset_written_by_dask_partitions(client, s3_bucket):
     url = f"s3://{s3_bucket}/train"
 
     def write_shard(rows: list[dict], index: int) -> list[str]:
-        return write_dataset(f"{url}/shard-{index:05d}", schema, rows, row_group_size=4)
+        return write_dataset(url, schema, rows, row_group_size=4, prefix=f"part-{index:05d}")
 
     rows = db.from_sequence(range(24), npartitions=3).map(
         lambda k: {"x": np.full((2, 3), k, np.float32), "label": k})
     written = dask.compute(*[dask.delayed(write_shard)(part, i)
                              for i, part in enumerate(rows.to_delayed())])
     assert [len(files) for files in written] == [1, 1, 1]
+    with pfio.from_url(url) as fs:  # flat, as spark.read.parquet(url) wants it
+        assert sorted(fs.list()) == [f"part-{i:05d}-00000.parquet" for i in range(3)]
     labels, firsts = [], []
     for batch in BatchReader(url, batch_size=8):
         labels.extend(batch["label"].tolist())

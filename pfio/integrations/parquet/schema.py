@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from . import arrays
+from . import arrays, spark_schema
 from .codecs import get_codec
 
 #: key of the schema in the Parquet file's key-value metadata
@@ -132,9 +132,14 @@ class Schema:
 
     @classmethod
     def from_arrow(cls, schema: pa.Schema) -> Schema | None:
-        """The schema stored in ``schema``'s metadata, or None for a foreign file."""
+        """The schema stored in ``schema``'s metadata, or None for a foreign file.
+
+        pfio's own schema comes first; else the fields of columns that Spark wrote with
+        pfio field metadata (see :mod:`~pfio.integrations.parquet.spark_schema`), which
+        then name only those columns (the others read as foreign columns)."""
         metadata = schema.metadata or {}
         if METADATA_KEY not in metadata:
-            return None
+            fields = spark_schema.spark_fields(metadata)
+            return cls([Field(**f) for f in fields]) if fields else None
         return cls([Field(d["name"], d["dtype"], tuple(d["shape"]), d["codec"], d["nullable"])
                     for d in json.loads(metadata[METADATA_KEY])])
