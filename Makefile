@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: test lint bench demo clean
 
-$(STAMP): pyproject.toml setup.py pfio-patches.pth
+$(STAMP): pyproject.toml setup.py pfio-patches.pth scripts/petastorm-venv.sh
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip setuptools wheel
 	rm -rf pfio.egg-info  # a stale one would shadow the installed entry points
@@ -17,11 +17,15 @@ $(STAMP): pyproject.toml setup.py pfio-patches.pth
 	# pfio's TensorFlow filesystem plugin, compiled ahead for the installed TensorFlow
 	if $(PY) -c 'import tensorflow' 2>/dev/null; then \
 		$(PY) -m pfio.integrations.tensorflow.plugin.build; fi
+	# Spark's JVM (Java 17 from Debian where it is missing), and the real Petastorm, which
+	# needs pyarrow 10 and NumPy 1, in a virtualenv of its own for the tests that compare
+	scripts/ensure-java.sh
+	scripts/petastorm-venv.sh $(PYTHON)
 	touch $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m ruff check pfio tests benchmarks
-	scripts/with-ceph.sh $(PY) -m pytest -n 2 -q
+	scripts/with-ceph.sh scripts/run-tests.sh $(PY)
 
 lint: $(STAMP)
 	$(PY) -m ruff check pfio tests benchmarks
