@@ -26,15 +26,13 @@ CPU against 0.02 ms in ``~/.cache``).
 
 from __future__ import annotations
 
-import contextlib
 import io
 import os
-import secrets
 import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 # the dataset class of the patch tests, written for local disk
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "patches"))
 
-from harness import Row, ceph_endpoint, main  # noqa: E402
+from harness import Row, main, s3_server  # noqa: E402
 
 import pfio  # noqa: E402
 
@@ -110,48 +108,6 @@ def _write_local(root: str, images: list[bytes]) -> None:
         os.makedirs(os.path.join(root, os.path.dirname(name)), exist_ok=True)
         with open(os.path.join(root, name), "wb") as f:
             f.write(data)
-
-
-@contextlib.contextmanager
-def _server() -> Iterator[tuple[str, str]]:
-    """Settings of an S3 server in the environment: yields (its name, a new bucket's URL)."""
-    ceph = ceph_endpoint()
-    bucket = f"s3://bench-epoch1-{secrets.token_hex(4)}"
-    if ceph is not None:
-        endpoint, credentials = ceph
-        os.environ.update(credentials, S3_ENDPOINT=endpoint)
-        with pfio.from_url(bucket, create_bucket=True):
-            pass
-        try:
-            yield "Ceph RGW", bucket
-        finally:
-            _drop_bucket(bucket, endpoint, credentials)
-        return
-    from pfio.testing.s3server import MotoServer
-
-    with MotoServer(separate_process=True) as server:
-        os.environ.update(AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench",
-                          AWS_DEFAULT_REGION="us-east-1", S3_ENDPOINT=server.endpoint)
-        with pfio.from_url(bucket, create_bucket=True):
-            pass
-        yield "moto server", bucket
-
-
-def _drop_bucket(bucket: str, endpoint: str, credentials: dict[str, str]) -> None:
-    """Delete the bucket and its objects (a Ceph RGW keeps them after the run)."""
-    import boto3
-
-    client = boto3.client("s3", endpoint_url=endpoint,
-                          region_name=credentials["AWS_DEFAULT_REGION"],
-                          aws_access_key_id=credentials["AWS_ACCESS_KEY_ID"],
-                          aws_secret_access_key=credentials["AWS_SECRET_ACCESS_KEY"])
-    name = bucket[len("s3://"):]
-    for page in client.get_paginator("list_objects_v2").paginate(Bucket=name):
-        keys = [{"Key": item["Key"]} for item in page.get("Contents", [])]
-        if keys:
-            client.delete_objects(Bucket=name, Delete={"Objects": keys})
-    client.delete_bucket(Bucket=name)
-    client.close()
 
 
 def _epoch(root: str, requests: Counter) -> Epoch:
@@ -248,8 +204,8 @@ def run(quick: bool) -> list[Row]:
     try:
         os.makedirs(SCRATCH, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="pfio-bench-epoch1-", dir=SCRATCH) as workdir, \
-                _server() as (server, bucket):
-            return _rows(server, count, _measure(bucket, workdir, count, rounds))
+                s3_server("bench-epoch1") as (server, bucket, _):
+            return _rows(server, count, _measure(f"s3://{bucket}", workdir, count, rounds))
     finally:
         os.environ.clear()
         os.environ.update(saved)

@@ -19,8 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench_cache_epoch1 import _server as s3_server  # noqa: E402 - the S3 server of a run
-from harness import Row, main, run_in_baseline  # noqa: E402
+from harness import Row, main, run_in_baseline, s3_server  # noqa: E402
 
 GROUP = 16_384
 WIDTH = 16
@@ -88,8 +87,8 @@ def _ours(url: str) -> tuple[int, float]:
 
 def run(quick: bool) -> list[Row]:
     rows = 4 * GROUP * (4 if quick else 16)
-    with s3_server() as (server, bucket):
-        url = f"{bucket}/petastorm"
+    with s3_server("bench-petastorm") as (server, bucket, _):
+        url = f"s3://{bucket}/petastorm"
         _write(url, rows)
         ours_rows, ours = _ours(url)
         theirs = run_in_baseline("petastorm", PETASTORM.replace("PASSES", str(PASSES))

@@ -20,69 +20,23 @@ files and reads the footers again.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
-import secrets
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness import Row, ceph_endpoint, main  # noqa: E402
+from harness import Row, main, s3_server  # noqa: E402
 
 FILES = 8
 FEATURES = 24
 ROW_GROUP = 65_536
 ROUNDS = 5
 SOME = ["label"] + [f"f{i}" for i in range(8)]
-
-
-@contextlib.contextmanager
-def _server() -> Iterator[tuple[str, str, dict[str, str]]]:
-    """An S3 server: yields its name, a new bucket's name and the settings (credentials,
-    region, ``S3_ENDPOINT``), which are also put in this process's environment."""
-    import pfio
-
-    bucket = f"bench-ray-{secrets.token_hex(4)}"
-    ceph = ceph_endpoint()
-    with contextlib.ExitStack() as stack:
-        if ceph is not None:
-            endpoint, credentials = ceph
-            name = "Ceph RGW"
-        else:
-            from pfio.testing.s3server import MotoServer
-
-            server = stack.enter_context(MotoServer(separate_process=True))
-            endpoint, name = server.endpoint, "moto server"
-            credentials = {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
-                           "AWS_DEFAULT_REGION": "us-east-1"}
-        settings = {**credentials, "S3_ENDPOINT": endpoint}
-        os.environ.update(settings)
-        pfio.from_url(f"s3://{bucket}", create_bucket=True).close()
-        try:
-            yield name, bucket, settings
-        finally:
-            with pfio.from_url(f"s3://{bucket}") as fs:
-                fs.remove("table", recursive=True)
-            if ceph is not None:
-                _drop_bucket(bucket, endpoint, credentials)
-
-
-def _drop_bucket(bucket: str, endpoint: str, credentials: dict[str, str]) -> None:
-    """Delete the (emptied) bucket: a Ceph RGW keeps it after the run."""
-    import boto3
-
-    client = boto3.client("s3", endpoint_url=endpoint,
-                          region_name=credentials["AWS_DEFAULT_REGION"],
-                          aws_access_key_id=credentials["AWS_ACCESS_KEY_ID"],
-                          aws_secret_access_key=credentials["AWS_SECRET_ACCESS_KEY"])
-    client.delete_bucket(Bucket=bucket)
-    client.close()
 
 
 def _write(url: str, rows_per_file: int) -> int:
@@ -135,7 +89,7 @@ def run(quick: bool) -> list[Row]:
     rows_per_file = 2 * ROW_GROUP if quick else 4 * ROW_GROUP
     rows = FILES * rows_per_file
     found: list[Row] = []
-    with _server() as (server, bucket, settings):
+    with s3_server("bench-ray") as (server, bucket, settings):
         size = _write(f"s3://{bucket}/table", rows_per_file)
         ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING,
                  runtime_env={"env_vars": settings})

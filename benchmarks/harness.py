@@ -8,15 +8,17 @@ Every benchmark script defines ``run(quick: bool) -> list[Row]`` and can be run 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import secrets
 import socket
 import subprocess
 import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -185,6 +187,57 @@ def ceph_endpoint() -> tuple[str, dict[str, str]] | None:
         "AWS_ACCESS_KEY_ID": settings["PFIO_TEST_CEPH_ACCESS_KEY"],
         "AWS_SECRET_ACCESS_KEY": settings["PFIO_TEST_CEPH_SECRET_KEY"],
         "AWS_DEFAULT_REGION": "us-east-1"}
+
+
+@contextlib.contextmanager
+def s3_server(prefix: str = "bench") -> Iterator[tuple[str, str, dict[str, str]]]:
+    """The S3 server of a benchmark: the Ceph RADOS Gateway of :func:`ceph_endpoint` where one
+    runs, else a moto server in a process of its own. Yields the server's name, a new
+    bucket's name (``prefix-<random>``) and the settings (credentials, region,
+    ``S3_ENDPOINT``), which are also put in this process's environment (and taken out
+    afterwards). The bucket and its objects are deleted at the end: a gateway keeps them."""
+    import pfio
+
+    bucket = f"{prefix}-{secrets.token_hex(4)}"
+    saved = dict(os.environ)
+    ceph = ceph_endpoint()
+    with contextlib.ExitStack() as stack:
+        if ceph is not None:
+            endpoint, credentials = ceph
+            name = "Ceph RGW"
+        else:
+            from pfio.testing.s3server import MotoServer
+
+            server = stack.enter_context(MotoServer(separate_process=True))
+            endpoint, name = server.endpoint, "moto server"
+            credentials = {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
+                           "AWS_DEFAULT_REGION": "us-east-1"}
+        settings = {**credentials, "S3_ENDPOINT": endpoint}
+        os.environ.update(settings)
+        pfio.from_url(f"s3://{bucket}", create_bucket=True).close()
+        try:
+            yield name, bucket, settings
+        finally:
+            if ceph is not None:
+                _drop_bucket(bucket, endpoint, credentials)
+            os.environ.clear()
+            os.environ.update(saved)
+
+
+def _drop_bucket(bucket: str, endpoint: str, credentials: dict[str, str]) -> None:
+    """Delete ``bucket`` and its objects."""
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=endpoint,
+                          region_name=credentials["AWS_DEFAULT_REGION"],
+                          aws_access_key_id=credentials["AWS_ACCESS_KEY_ID"],
+                          aws_secret_access_key=credentials["AWS_SECRET_ACCESS_KEY"])
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+        keys = [{"Key": item["Key"]} for item in page.get("Contents", [])]
+        if keys:
+            client.delete_objects(Bucket=bucket, Delete={"Objects": keys})
+    client.delete_bucket(Bucket=bucket)
+    client.close()
 
 
 def main(run: Callable[[bool], list[Row]]) -> None:

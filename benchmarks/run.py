@@ -24,6 +24,7 @@ def main() -> int:
             continue
         spec = importlib.util.spec_from_file_location(path.stem, path)
         module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module  # (dataclasses look their module up there)
         spec.loader.exec_module(module)
         start = time.perf_counter()
         print(f"== {name}", flush=True)
