@@ -187,6 +187,18 @@ def test_ray_reads_and_writes_parquet_on_s3(cluster, s3_env, s3_bucket):
     assert sorted(row["id"] for row in back.take_all()) == list(range(30))
 
 
+def test_ray_reads_and_writes_through_the_fsspec_protocol(cluster, s3_env, s3_bucket):
+    """The call shape of fsspec users (``filesystem=fsspec.filesystem("pfio")``, paths
+    ``pfio://s3/...``) works too, from the first use in every worker."""
+    import fsspec
+
+    fs = fsspec.filesystem("pfio")
+    url = f"pfio://s3/{s3_bucket}/via-fsspec"
+    ray.data.range(20, override_num_blocks=2).write_parquet(url, filesystem=fs)
+    back = ray.data.read_parquet(url, filesystem=fs)
+    assert sorted(row["id"] for row in back.take_all()) == list(range(20))
+
+
 def test_ray_reads_local_parquet(cluster, tmp_path):
     pq.write_table(pa.table({"a": list(range(10))}), tmp_path / "t.parquet")
     ds = ray.data.read_parquet(str(tmp_path), filesystem=filesystem())
