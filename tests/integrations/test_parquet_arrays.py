@@ -152,6 +152,19 @@ def test_stored_shape_that_contradicts_the_schema_is_an_error(request):
         next(iter(BatchReader(url, batch_size=1)))
 
 
+def test_flat_rows_take_a_schema_shape_of_more_dimensions_in_row_major_order(request):
+    """What Spark writes for a field of shape (2, 3) when given a flat ``array<float>``."""
+    fields = [{"name": "a", "dtype": "<f4", "shape": [2, 3], "codec": "ndarray",
+               "nullable": False}]
+    schema = pa.schema([pa.field("a", pa.list_(pa.float32()))],
+                       metadata={METADATA_KEY: json.dumps(fields)})
+    rows = [list(range(6)), list(range(6, 12))]
+    table = pa.Table.from_arrays([pa.array(rows, pa.list_(pa.float32()))], schema=schema)
+    url = _write_table(_url(request, "flat.parquet"), table)
+    column = next(iter(BatchReader(url, batch_size=2)))["a"]
+    np.testing.assert_array_equal(column, np.arange(12, dtype=np.float32).reshape(2, 2, 3))
+
+
 def test_dense_honours_the_offsets_of_slices():
     flat = pa.array(np.arange(12, dtype=np.float32))
     fixed = pa.FixedSizeListArray.from_arrays(pa.FixedSizeListArray.from_arrays(flat, 2), 3)

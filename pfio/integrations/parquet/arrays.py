@@ -5,7 +5,8 @@ lists, ``fixed_size_list<fixed_size_list<dtype>[d1]>[d0]``: the shape is visible
 Arrow type, so pandas, Spark and pyarrow read the column as nested arrays without pfio's
 schema. Decoding a column (any slice of it) is a reshape of its flat values buffer, without
 a Python loop over rows. Variable-size Arrow lists (Spark's ``array<float>``) decode the
-same way when every row of the column has the same length.
+same way when every row of the column has the same length, flat ones reshaped to a field's
+shape of more dimensions in row-major order.
 """
 
 from __future__ import annotations
@@ -83,7 +84,13 @@ def _dense(array: pa.Array) -> np.ndarray | None:
 
 
 def fit(array: np.ndarray, name: str, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-    """``array`` (a decoded column) checked against the field's shape and cast to its dtype."""
+    """``array`` (a decoded column) checked against the field's shape and cast to its dtype.
+
+    Flat rows holding as many values as the shape are taken in row-major order (a Spark
+    ``array<float>`` of 6 for a field of shape ``(2, 3)``).
+    """
+    if array.ndim == 2 and len(shape) > 1 and array.shape[1] == int(np.prod(shape)):
+        array = array.reshape((len(array), *shape))
     if array.shape[1:] != shape:
         raise ValueError(f"field {name!r}: stored arrays of shape {array.shape[1:]} do not "
                          f"match the schema's {shape}")

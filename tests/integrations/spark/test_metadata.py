@@ -71,6 +71,15 @@ def test_malformed_field_metadata_names_the_column():
         field_arguments("x", {"pfio": "{not json"})
 
 
+def test_a_flat_spark_array_takes_a_field_shape_of_more_dimensions(spark, tmp_path):
+    matrix = Field("m", np.float32, (2, 3), "ndarray")
+    df = spark.createDataFrame([([float(i) for i in range(6)],)], "m array<float>")
+    df.select(F.col("m").alias("m", metadata=column_metadata(matrix))
+              ).write.parquet(str(tmp_path / "ds"))
+    batch = next(iter(BatchReader(str(tmp_path / "ds"))))
+    np.testing.assert_array_equal(batch["m"], np.arange(6, dtype=np.float32).reshape(1, 2, 3))
+
+
 def test_metadata_with_a_wrong_shape_is_an_error(spark, tmp_path):
     wrong = Field("features", np.float32, (5,), "ndarray")
     df = spark.createDataFrame([([1.0] * 4,)], "features array<float>")
