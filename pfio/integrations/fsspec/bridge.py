@@ -76,9 +76,11 @@ class PfioFileSystem(AbstractFileSystem):
     # -- from fsspec paths to pfio filesystems ---------------------------------------------
 
     @contextmanager
-    def _target(self, path: str) -> Iterator[tuple[FS, str]]:
+    def target(self, path: str) -> Iterator[tuple[FS, str]]:
         """The pfio filesystem holding ``path`` and the name of ``path`` on it: the top of
-        the bucket/store/root, or the innermost container along the path."""
+        the bucket/store/root, or the innermost container along the path (a context
+        manager: a container opened for it is closed at the end of the block). For code
+        that builds on this filesystem and wants pfio's own file objects."""
         uri = parse_uri(pfio_url(self._strip_protocol(path)))
         _, containers, inner = split_container_path(uri.path)
         if containers and inner:
@@ -100,7 +102,7 @@ class PfioFileSystem(AbstractFileSystem):
     def ls(self, path: str, detail: bool = True, **kwargs: Any) -> list[Any]:
         """The entries of the directory ``path`` (``[path]`` itself when it is a file)."""
         path = self._strip_protocol(path)
-        with self._target(path) as (fs, name):
+        with self.target(path) as (fs, name):
             try:
                 entries = [_entry(posixpath.join(path, st.filename.rstrip("/")), st)
                            for st in fs.list(name, detail=True)]
@@ -113,7 +115,7 @@ class PfioFileSystem(AbstractFileSystem):
         """``name``, ``size``, ``type``, and ``mtime`` and ``ETag`` where the backend knows
         them."""
         path = self._strip_protocol(path)
-        with self._target(path) as (fs, name):
+        with self.target(path) as (fs, name):
             return _entry(path, fs.stat(name))
 
     def find(self, path: str, maxdepth: int | None = None, withdirs: bool = False,
@@ -123,7 +125,7 @@ class PfioFileSystem(AbstractFileSystem):
             return super().find(path, maxdepth, withdirs, detail, **kwargs)
         path = self._strip_protocol(path)
         found: dict[str, dict[str, Any]] = {}
-        with self._target(path) as (fs, name):
+        with self.target(path) as (fs, name):
             try:
                 listing = fs.list(name, recursive=True, detail=True)
                 for st in with_implied_directories(listing) if withdirs else listing:
@@ -140,11 +142,11 @@ class PfioFileSystem(AbstractFileSystem):
         return {n: found[n] for n in names} if detail else names
 
     def exists(self, path: str, **kwargs: Any) -> bool:
-        with self._target(path) as (fs, name):
+        with self.target(path) as (fs, name):
             return fs.exists(name)
 
     def isdir(self, path: str) -> bool:
-        with self._target(path) as (fs, name):
+        with self.target(path) as (fs, name):
             return fs.isdir(name)
 
     def modified(self, path: str) -> datetime:
@@ -186,7 +188,7 @@ class PfioFileSystem(AbstractFileSystem):
             options["buffering"] = block_size
         if self.auto_mkdir and any(c in mode for c in "wax"):
             self.makedirs(self._parent(path), exist_ok=True)
-        with self._target(path) as (fs, name):
+        with self.target(path) as (fs, name):
             return fs.open(name, mode, compression=compression, **options)
 
     def _open(self, path: str, mode: str = "rb", block_size: int | None = None,
@@ -204,7 +206,7 @@ class PfioFileSystem(AbstractFileSystem):
         start = start or 0
         tail = start < 0 and end is None
         # the opening request of an S3 reader reads the tail, or just probes the object
-        with self._target(path) as (fs, name), \
+        with self.target(path) as (fs, name), \
                 fs.open(name, "rb", first_fetch=start if tail else 1) as f:
             reader = PositionalReader(f)
             if tail:
@@ -238,25 +240,25 @@ class PfioFileSystem(AbstractFileSystem):
     def mkdir(self, path: str, create_parents: bool = True, **kwargs: Any) -> None:
         """Create the directory ``path``, and with ``create_parents`` every missing level
         above it (a no-op on object stores)."""
-        with self._target(path) as (fs, name):
+        with self.target(path) as (fs, name):
             if create_parents:
                 fs.makedirs(name, exist_ok=True)
             else:
                 fs.mkdir(name)
 
     def makedirs(self, path: str, exist_ok: bool = False) -> None:
-        with self._target(path) as (fs, name):
+        with self.target(path) as (fs, name):
             fs.makedirs(name, exist_ok=exist_ok)
 
     def rmdir(self, path: str) -> None:
         """Remove the empty directory ``path``."""
-        with self._target(path) as (fs, name):
+        with self.target(path) as (fs, name):
             if not fs.isdir(name):
                 raise NotADirectoryError(errno.ENOTDIR, "not a directory", redact(path))
             fs.remove(name)
 
     def rm_file(self, path: str) -> None:
-        with self._target(path) as (fs, name):
+        with self.target(path) as (fs, name):
             fs.remove(name)
 
     def _rm(self, path: str) -> None:
@@ -274,7 +276,7 @@ class PfioFileSystem(AbstractFileSystem):
         for p in sorted(self.expand_path(path)):
             if any(p.startswith(r + "/") for r in removed):
                 continue  # went with its directory
-            with self._target(p) as (fs, name):
+            with self.target(p) as (fs, name):
                 fs.remove(name, recursive=recursive)
             removed.append(p)
 
@@ -288,7 +290,7 @@ class PfioFileSystem(AbstractFileSystem):
                 and not self.exists(path2) and (recursive or not self.isdir(path1)):
             if self.auto_mkdir:
                 self.makedirs(self._parent(path2), exist_ok=True)
-            with self._target(path1) as (fs, name1), self._target(path2) as (_, name2):
+            with self.target(path1) as (fs, name1), self.target(path2) as (_, name2):
                 try:
                     fs.rename(name1, name2)
                     return

@@ -81,7 +81,7 @@ class RayFileSystemView(PfioFileSystem):
         """``path`` opened for positional reads; on S3 the opening GET reads the last
         :data:`TAIL_FETCH` bytes."""
         path = self._strip_protocol(path)
-        with self._target(path) as (fs, name):
+        with self.target(path) as (fs, name):
             raw = fs.open(name, "rb", first_fetch=-TAIL_FETCH)
         try:
             reader = positional_reader(raw, TAIL_FETCH)
