@@ -12,9 +12,10 @@ object keys and are not split off as a query or a fragment.
 
 from __future__ import annotations
 
+import errno
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*$")
@@ -255,26 +256,71 @@ def is_relative_name(name: str) -> bool:
     return bool(body) and all(part not in ("", ".", "..") for part in body.split("/"))
 
 
-def join_confined(root: str, name: str) -> str:
-    """``name`` joined to the directory ``root`` so that it names ``root`` or a path below it.
+def confined_name(root: str, name: str, where: Callable[[], str] | None = None,
+                  top: str | None = None) -> str:
+    """``name`` as a path relative to the directory ``root`` (``""`` for ``root`` itself),
+    or :class:`PermissionError` when it names something outside ``root``.
 
-    A filesystem resolves the names it is given as a ``chroot`` does: ``..`` at the root
-    stays at the root and a leading ``/`` names the root, so ``join_confined("d", "../x")``
-    and ``join_confined("d", "/x")`` are both ``"d/x"``. A name that cannot climb (no ``..``
-    component, no leading ``/``) is joined as it is; another is normalised first (keeping a
-    trailing ``/``). Symbolic links are not looked at: this is about names only.
+    A relative name is taken from ``root``: ``..`` may go back up inside it, never above
+    it. An absolute name (a leading ``/``) is a path from the top of the store (the local
+    filesystem, the bucket, the store of ``mem://``, the HDFS namespace, the archive):
+    inside ``root`` it is that file, elsewhere it is refused. The root's absolute path is
+    ``top`` when given (a local root relative to the working directory), else ``root``
+    when it starts with ``/``, else ``/`` + ``root``. A name with no ``..`` component and
+    no leading ``/`` is returned as it is; another is normalised (keeping a trailing
+    ``/``). Symbolic links are not looked at: this is about names only.
 
-    >>> join_confined("data", "a/../../etc/passwd"), join_confined("", "/x/")
-    ('data/etc/passwd', 'x/')
+    Raises:
+        PermissionError: ``name`` climbs out of ``root`` (``..`` beyond it, or an
+            absolute path outside it); the message names both, the root as ``where()``
+            shows it (a URL) when given. Nothing was read or written.
+
+    >>> confined_name("data", "a/../b"), confined_name("data", "/data/x/"), \\
+    ...     confined_name("", "/x")
+    ('b', 'x/', 'x')
     """
-    if not name.startswith("/") and ".." not in name:
-        return posixpath.join(root, name) if root else name
-    inside = posixpath.normpath("/" + name).lstrip("/")
-    if inside and name.endswith("/"):
-        inside += "/"
+    if not name.startswith("/"):
+        if ".." not in name:
+            return name
+        inside = posixpath.normpath(name)
+        if inside == ".." or inside.startswith("../"):
+            raise _outside(root, name, where)
+        if inside == ".":
+            return ""
+    else:
+        anchor = posixpath.normpath("/" + (top if top is not None else root).lstrip("/"))
+        path = posixpath.normpath("/" + name.lstrip("/"))
+        if path == anchor:
+            return ""
+        head = anchor.rstrip("/") + "/"
+        if not path.startswith(head):
+            raise _outside(root, name, where)
+        inside = path[len(head):]
+    return inside + "/" if name.endswith("/") else inside
+
+
+def join_confined(root: str, name: str, where: Callable[[], str] | None = None,
+                  top: str | None = None) -> str:
+    """``name`` joined to the directory ``root``: the path below ``root`` that
+    :func:`confined_name` gives, joined to it.
+
+    Raises:
+        PermissionError: ``name`` climbs out of ``root`` (see :func:`confined_name`).
+
+    >>> join_confined("data", "a/../b"), join_confined("/srv/data", "/srv/data/x")
+    ('data/b', '/srv/data/x')
+    """
+    inside = confined_name(root, name, where, top)
     if not root:
         return inside
     return posixpath.join(root, inside) if inside else root
+
+
+def _outside(root: str, name: str, where: Callable[[], str] | None) -> PermissionError:
+    shown = where() if where is not None else (root or "/")
+    return PermissionError(
+        errno.EACCES, f"{name!r} is outside the filesystem's root {shown!r}: a name may not "
+        "climb out of its root ('..' beyond it, or an absolute path elsewhere)")
 
 
 def parent_directories(names: Iterable[str]) -> set[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import posixpath
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -186,9 +187,12 @@ def test_cp_r_out_of_an_archive_stays_inside_the_destination(tmp_path, make, nam
 
 # -- views of archives never escape their root ---------------------------------------------
 #
-# An archive view (``subfs``) takes names as every rooted filesystem does: ``..`` at its
-# root stays there and a leading ``/`` names it. The archive holds ``top.txt``, ``inner.zip``
-# and ``d/in.txt``; the view is ``subfs("d")``.
+# A name a user gives an archive or a view of one is taken as on every filesystem: one that
+# climbs out of the root (``..`` beyond it, an absolute path outside it; an absolute path is
+# measured from the archive's top) raises PermissionError naming both, and nothing is read
+# or written. (Names stored *in* an archive keep their own rule, above: a warning, and the
+# member is read under the archive.) The archive holds ``top.txt``, ``inner.zip`` and
+# ``d/in.txt``; the view is ``subfs("d")``.
 
 ARCHIVE_MEMBERS = {"top.txt": b"outer", "d/in.txt": b"in"}
 
@@ -226,60 +230,102 @@ def archive_view(request, tmp_path) -> Iterator[Any]:
         yield archive.subfs("d")
 
 
-def test_an_archive_view_reads_dotdot_at_its_root(archive_view):
-    assert archive_view.open("../../in.txt", "rb").read() == b"in"
+def test_an_archive_view_refuses_dotdot_at_its_root(archive_view):
+    with pytest.raises(PermissionError, match=r"'\.\./\.\./in\.txt'.*a\.(zip|tar)"):
+        archive_view.open("../../in.txt", "rb")
 
 
-def test_an_archive_view_does_not_read_a_member_above_it(archive_view):
-    with pytest.raises(FileNotFoundError):
+def test_an_archive_view_refuses_a_member_above_it(archive_view):
+    with pytest.raises(PermissionError, match="'../top.txt'"):
         archive_view.open("../top.txt", "rb")
 
 
-def test_an_archive_view_takes_a_leading_slash_as_its_root(archive_view):
-    assert archive_view.open("/in.txt", "rb").read() == b"in"
-    assert not archive_view.exists("/top.txt")
+def test_an_archive_view_takes_an_absolute_name_from_the_archive_top(archive_view):
+    assert archive_view.open("/d/in.txt", "rb").read() == b"in"
+    with pytest.raises(PermissionError, match="'/top.txt'"):
+        archive_view.exists("/top.txt")
+    with pytest.raises(PermissionError, match="'/in.txt'"):
+        archive_view.open("/in.txt", "rb")
 
 
-def test_an_archive_view_lists_dotdot_as_itself(archive_view):
-    assert sorted(archive_view.list("..")) == ["in.txt"]
+@pytest.mark.parametrize("kind", ["zip", "tar"])
+def test_an_archive_top_takes_names_as_its_members_are_named(tmp_path, kind):
+    """At the top of an archive, names keep the rule of the names stored in it (``..`` at
+    the top stays there, as zipfile opens a member stored as ``../x``): nothing is ever
+    outside the archive."""
+    make = _zip_of if kind == "zip" else _tar_of
+    (tmp_path / f"a.{kind}").write_bytes(make(ARCHIVE_MEMBERS))
+    with pfio.from_url(str(tmp_path / f"a.{kind}")) as archive:
+        assert archive.open("/top.txt", "rb").read() == b"outer"
+        assert archive.open("../top.txt", "rb").read() == b"outer"
+        assert sorted(n.rstrip("/") for n in archive.subfs("..").list()) == ["d", "top.txt"]
 
 
-def test_an_archive_view_does_not_stat_above_it(archive_view):
-    with pytest.raises(FileNotFoundError):
-        archive_view.stat("../top.txt")
+@pytest.mark.parametrize("call", [
+    lambda v: list(v.list("..")), lambda v: v.stat("../top.txt"), lambda v: v.glob("../*"),
+    lambda v: v.open_zip("../inner.zip"), lambda v: v.subfs(".."),
+], ids=["list", "stat", "glob", "open_zip", "subfs"])
+def test_an_archive_view_refuses_names_climbing_out(archive_view, call):
+    with pytest.raises(PermissionError):
+        call(archive_view)
 
 
-def test_an_archive_view_globs_inside_itself(archive_view):
-    assert archive_view.glob("../*") == ["in.txt"]
-
-
-def test_an_archive_view_does_not_open_an_archive_above_it(archive_view):
-    with pytest.raises(FileNotFoundError):
-        archive_view.open_zip("../inner.zip")
-
-
-def test_a_view_of_an_archive_view_does_not_climb_out(archive_view):
-    nested = archive_view.subfs("..").subfs("../..")
-    assert sorted(nested.list()) == ["in.txt"]
-    assert not nested.exists("top.txt")
-
-
-def test_a_zip_view_open_for_writing_writes_dotdot_names_inside_itself(tmp_path):
+def test_a_zip_view_open_for_writing_refuses_dotdot_names(tmp_path):
     import zipfile
 
     with pfio.from_url(str(tmp_path)) as fs, fs.open_zip("w.zip", "w") as archive:
-        with archive.subfs("d").open("../../x.txt", "wb") as f:
-            f.write(b"x")
+        with pytest.raises(PermissionError, match="'../../x.txt'"):
+            archive.subfs("d").open("../../x.txt", "wb")
+        with archive.subfs("d").open("/d/y.txt", "wb") as f:
+            f.write(b"y")
     with zipfile.ZipFile(tmp_path / "w.zip") as zf:
-        assert zf.read("d/x.txt") == b"x"
-        assert "x.txt" not in zf.namelist()
+        assert zf.namelist() == ["d/y.txt"]
 
 
-def test_an_http_cache_entry_is_named_after_the_file_a_view_reads(tmp_path):
-    """The entry of ``../x`` read through a view at ``d`` is ``d/x``'s (what is read), not
-    that of ``x`` beside ``d``: another reader of ``x`` must not get ``d/x``'s bytes."""
+def test_an_http_cache_entry_is_not_named_for_a_name_climbing_out(tmp_path):
     from pfio.cache.http_cached_fs import canonical_name
     from pfio.fs.local import Local
 
     view = Local(str(tmp_path)).subfs("d")
-    assert canonical_name(view, "../x") == "file:/" + str(tmp_path / "d" / "x")
+    with pytest.raises(PermissionError, match="'../x'"):
+        canonical_name(view, "../x")
+    assert canonical_name(view, str(tmp_path / "d" / "x")) == "file:/" + str(tmp_path / "d" / "x")
+
+
+@pytest.fixture
+def cache_server() -> Iterator[str]:
+    from pfio.testing import OnMemoryHTTPServerForTest, make_http_server
+
+    with make_http_server() as (_, port):
+        yield f"http://127.0.0.1:{port}/cache/"
+    OnMemoryHTTPServerForTest.files.clear()
+
+
+@pytest.mark.parametrize("name", ["../x.txt", "/x.txt"])
+def test_an_http_cached_view_refuses_a_name_climbing_out(cache_server, tmp_path, name):
+    """Refused before the cache server is asked: no entry is read or stored."""
+    from pfio.cache.http_cached_fs import HTTPCachedFS
+    from pfio.fs.local import Local
+    from pfio.testing import OnMemoryHTTPServerForTest
+
+    (tmp_path / "x.txt").write_bytes(b"outside")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "x.txt").write_bytes(b"inside")
+    fs = HTTPCachedFS(cache_server, Local(str(tmp_path))).subfs("d")
+    with pytest.raises(PermissionError, match=re.escape(repr(name))):
+        fs.open(name, "rb")
+    assert OnMemoryHTTPServerForTest.files == {}
+    with fs.open(str(tmp_path / "d" / "x.txt"), "rb") as f:  # inside: that file
+        assert f.read() == b"inside"
+
+
+def test_an_http_cached_view_globs_inside_itself(cache_server, tmp_path):
+    from pfio.cache.http_cached_fs import HTTPCachedFS
+    from pfio.fs.local import Local
+
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "x.txt").write_bytes(b"x")
+    fs = HTTPCachedFS(cache_server, Local(str(tmp_path))).subfs("d")
+    assert fs.glob(str(tmp_path / "d" / "*.txt")) == ["x.txt"]
+    with pytest.raises(PermissionError):
+        fs.glob("../*")

@@ -174,6 +174,9 @@ class CachedFS(FS):
     def _root(self) -> str:
         return self.fs._root()
 
+    def _confined(self, path: str) -> str:
+        return self.fs._confined(path)
+
     def _describe(self, path: str) -> str:
         return self.fs._describe(path)
 

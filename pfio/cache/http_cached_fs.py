@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import copy
 import os
-import posixpath
 import urllib.parse
 from typing import IO, Any
 
-from .._uri import join_confined
 from ..containers.zip import Zip
 from ..fs.base import FS
 from ..fs.local import Local
@@ -37,7 +35,11 @@ def canonical_name(fs: FS, path: str) -> str:
     ``file://<absolute path>`` (local), ``s3://<endpoint host>/<bucket>/<key>`` (S3),
     ``<archive's name>/pfio-zipfs/<member>`` (zip); on other filesystems, the file's URL.
     The path is confined to the filesystem's root as reads confine it (see :meth:`FS.subfs`),
-    so an entry is named after the file that is read."""
+    so an entry is named after the file that is read.
+
+    Raises:
+        PermissionError: ``path`` climbs out of the filesystem's root.
+    """
     if isinstance(fs, Local):
         full = fs._path(path) if fs._cwd else os.path.join(fs.cwd, path)
         return "file:/" + os.path.normpath(full)
@@ -48,7 +50,7 @@ def canonical_name(fs: FS, path: str) -> str:
         if endpoint and "://" not in endpoint:
             endpoint = "http://" + endpoint
         host = urllib.parse.urlsplit(endpoint).hostname if endpoint else "undefined"
-        key = posixpath.normpath("/" + join_confined(fs.root, path)).lstrip("/")
+        key = fs._key(path)
         return f"s3://{host}/{fs.bucket}/{key}"
     return fs._describe(path)
 

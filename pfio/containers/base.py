@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from types import TracebackType
 from typing import IO, Any
 
-from .._uri import join_confined
+from .._uri import confined_name
 from ..errors import MemberNotFoundError
 from ..fs.base import FS
 from ..fs.modes import Mode
@@ -231,9 +231,32 @@ class ArchiveFS(FS):
     # -- names --------------------------------------------------------------------------
 
     def _key(self, path: str) -> str:
-        """The member name of ``path``: below the view's root (``..`` stops there, a leading
-        ``/`` is the root), without empty or ``.`` components: ``"a//b/"`` is ``"a/b"``."""
-        return clean_name(join_confined(self.root, os.fspath(path)))
+        """The member name of ``path``, without empty or ``.`` components: ``"a//b/"`` is
+        ``"a/b"``.
+
+        At the archive's top, a name is taken as the names stored in archives are (see
+        :mod:`pfio.containers.names`): ``..`` at the top stays there and a leading ``/`` is
+        the top, so a member stored as ``../x`` (read as ``x``, with a warning) opens as
+        ``../x`` too, as :mod:`zipfile` opens it; nothing is ever outside the archive. A
+        view made by :meth:`subfs` confines names as every filesystem does (see
+        :meth:`FS.subfs`): an absolute name is measured from the archive's top.
+
+        Raises:
+            PermissionError: in a view, ``path`` climbs out of the view's root.
+        """
+        inside = self._confined(path)
+        return f"{self.root}/{inside}" if self.root and inside else inside or self.root
+
+    def _confined(self, path: str) -> str:
+        """``path`` relative to the view's root, as :meth:`_key` takes it."""
+        path = os.fspath(path)
+        if not self.root:
+            return clean_name(path)
+        return clean_name(confined_name(self.root, path, self._shown_root))
+
+    def _shown_root(self) -> str:
+        """The view's root as errors name it: the archive, then the root inside it."""
+        return f"{self.name}/{self.root}" if self.root else self.name
 
     def _entry(self, path: str) -> Entry:
         key = self._key(path)

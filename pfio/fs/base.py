@@ -22,7 +22,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from .. import registry
-from .._uri import join_confined, parent_directories, without_userinfo
+from .._uri import confined_name, join_confined, parent_directories, without_userinfo
 from ..trace import hook
 from ..trace.ppe import Profilable, Tag
 from .modes import Mode, parse_mode
@@ -218,12 +218,14 @@ class FS(Profilable, abc.ABC):
         ``*``, ``?`` and ``[...]`` match within one path component (dot files included);
         ``**`` as a whole component matches any number of directories, none included.
         Directories are returned without a trailing ``/``. The pattern is confined to the
-        root as every name is (see :meth:`subfs`): ``..`` at the root stays there.
+        root as every name is (see :meth:`subfs`): one that climbs out of it raises
+        :class:`PermissionError`.
         """
-        parts = [p for p in join_confined("", pattern).split("/") if p not in ("", ".")]
+        inside = self._confined(pattern)
+        parts = [p for p in inside.split("/") if p not in ("", ".")]
         if not parts:
             return []
-        return sorted(set(self._glob("", parts)))
+        return sorted(set(self._glob("/" if inside.startswith("/") else "", parts)))
 
     def _glob(self, base: str, parts: list[str]) -> Iterator[str]:
         head, rest = parts[0], parts[1:]
@@ -368,10 +370,13 @@ class FS(Profilable, abc.ABC):
         per-process state (connections, thread pools, open backing files); whether ``path``
         exists is not checked.
 
-        A filesystem rooted somewhere takes names as a ``chroot`` does (see
-        :func:`pfio._uri.join_confined`): ``..`` at the root stays at the root and a leading
-        ``/`` names the root, so no name given to this view, to a view of it, or to
-        ``subfs`` itself reaches outside this filesystem's root.
+        No name given to a filesystem with a root, to a view of it, or to ``subfs`` itself
+        reaches outside that root (see :func:`pfio._uri.confined_name`): a relative name is
+        taken from the root and ``..`` may not climb above it; an absolute name (a leading
+        ``/``, from the top of the local filesystem, the bucket, the ``mem://`` store, the
+        HDFS namespace or the archive) inside the root is that file. A name that climbs out
+        raises :class:`PermissionError` naming it and the root, and nothing is read or
+        written: ``fs.subfs("d").open("../x", "w")`` is refused, never written to ``d/x``.
         """
         sub = self._view()
         sub._set_root(self._join_root(path))
@@ -384,8 +389,24 @@ class FS(Profilable, abc.ABC):
         return view
 
     def _join_root(self, path: str) -> str:
-        """The root of a view at ``path`` (confined to this filesystem's root)."""
-        return join_confined(self._root(), path)
+        """The root of a view at ``path`` (inside this filesystem's root, or
+        :class:`PermissionError`)."""
+        inside, root = self._confined(path), self._root()
+        return posixpath.join(root, inside) if root and inside else inside or root
+
+    def _confined(self, path: str) -> str:
+        """``path`` relative to this filesystem's root (``""`` for the root itself), as
+        :func:`pfio._uri.confined_name` takes it.
+
+        Raises:
+            PermissionError: ``path`` climbs out of the root.
+        """
+        return confined_name(self._root(), os.fspath(path), self._shown_root)
+
+    def _shown_root(self) -> str:
+        """This filesystem's root as errors name it (a URL where the scheme is not
+        ``file``)."""
+        return self._describe("")
 
     def _root(self) -> str:
         return getattr(self, "root", "")
@@ -429,7 +450,10 @@ class FS(Profilable, abc.ABC):
         """A readable name of ``path`` (a URL where the scheme is not ``file``), for errors,
         reprs and log lines: without the ``user:password@`` a root may start with."""
         root = self._root()
-        joined = join_confined(root, path) if root else path
+        try:
+            joined = join_confined(root, path) if root else path
+        except PermissionError:  # a name outside the root, described as it was given
+            joined = posixpath.join(root, path)
         if self.scheme in ("", "file"):
             return joined
         return without_userinfo(f"{self.scheme}://{joined.lstrip('/')}")

@@ -191,9 +191,13 @@ class Hdfs(FS):
         return self._path(path)
 
     def _path(self, path: str) -> str:
-        """The absolute HDFS path of ``path`` (relative to the root; ``..`` is resolved and
-        stops at the root, see :meth:`FS.subfs`)."""
-        joined = join_confined(self.root, os.fspath(path))
+        """The absolute HDFS path of ``path`` (relative to the root, or an absolute path
+        inside it; see :meth:`FS.subfs`).
+
+        Raises:
+            PermissionError: ``path`` climbs out of the root.
+        """
+        joined = join_confined(self.root, os.fspath(path), self._shown_root)
         return posixpath.normpath(joined).replace("//", "/")
 
     def _describe(self, path: str) -> str:

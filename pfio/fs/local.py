@@ -14,7 +14,7 @@ from _io import open as _open_file
 from collections.abc import Iterator
 from typing import IO, Any
 
-from .._uri import URI, join_confined
+from .._uri import URI, confined_name, join_confined
 from ..trace import hook
 from .base import FS, warn_unknown_options
 from .modes import Mode
@@ -131,11 +131,40 @@ class Local(FS):
         return self._path(path)
 
     def _path(self, path: str | os.PathLike[str]) -> str:
-        """The OS path of ``path``: inside ``cwd`` when one was given (``..`` and a leading
-        ``/`` cannot leave it, see :meth:`FS.subfs`); as given otherwise, since a ``Local``
-        without ``cwd`` is the whole filesystem."""
+        """The OS path of ``path``: inside ``cwd`` when one was given (see
+        :meth:`_confined`); as given otherwise, since a ``Local`` without ``cwd`` is the
+        whole filesystem.
+
+        Raises:
+            PermissionError: ``path`` climbs out of ``cwd``.
+        """
         path = os.fspath(path)
-        return join_confined(self._cwd, path) if self._cwd else path
+        cwd = self._cwd
+        if not cwd:
+            return path
+        if not path.startswith("/") and ".." not in path:
+            return os.path.join(cwd, path)
+        return join_confined(cwd, path, self._shown_root, self._top(path))
+
+    def _confined(self, path: str) -> str:
+        """``path`` relative to ``cwd``: ``..`` may not climb above it, and an absolute
+        path is that file when it is inside ``cwd`` (``/root/a/b`` given to
+        ``Local(cwd="/root")`` opens ``/root/a/b``). Without ``cwd``, ``path`` as given.
+
+        Raises:
+            PermissionError: ``path`` climbs out of ``cwd``.
+        """
+        path = os.fspath(path)
+        if not self._cwd:
+            return path
+        return confined_name(self._cwd, path, self._shown_root, self._top(path))
+
+    def _top(self, path: str) -> str | None:
+        """The absolute path of a relative ``cwd``, against which an absolute ``path`` is
+        measured (None when there is nothing to measure)."""
+        if path.startswith("/") and not self._cwd.startswith("/"):
+            return os.path.abspath(self._cwd)
+        return None
 
     def open(self, path: str, mode: str = "r", buffering: int = -1,
              encoding: str | None = None, errors: str | None = None,

@@ -114,8 +114,12 @@ class MemoryFS(FS):
         return f"mem://{self.name}/" + "/".join(parts)
 
     def _split(self, path: str) -> list[str]:
-        """The components of ``path`` in the store, below ``root`` (``..`` stops there)."""
-        return _parts(join_confined(self.root, path))
+        """The components of ``path`` in the store, below ``root``.
+
+        Raises:
+            PermissionError: ``path`` climbs out of ``root`` (see :meth:`FS.subfs`).
+        """
+        return _parts(join_confined(self.root, path, self._shown_root))
 
     def _lookup(self, parts: list[str]) -> _File | _Dir:
         node: _File | _Dir = self._store.top

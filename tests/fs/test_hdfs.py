@@ -115,11 +115,20 @@ def test_create_makes_root(factory):
     assert Hdfs("/a", nameservice="cluster", client_factory=factory).isdir("b")
 
 
-def test_dotdot_stays_inside_namespace(factory):
+def test_dotdot_above_the_root_is_refused_even_at_the_top(factory):
     fs = Hdfs("/", nameservice="cluster", client_factory=factory)
-    with fs.open("../../x", "wb") as f:
-        f.write(b"top")
-    assert sorted(fs.list()) == ["x"]
+    with pytest.raises(PermissionError, match="'../../x'.*hdfs://cluster/"):
+        fs.open("../../x", "wb")
+    assert list(fs.list()) == []
+
+
+def test_an_absolute_path_inside_the_root_is_that_file(factory):
+    fs = Hdfs("/a", nameservice="cluster", client_factory=factory, create=True)
+    with fs.open("/a/x", "wb") as f:
+        f.write(b"x")
+    assert fs.open("x", "rb").read() == b"x"
+    with pytest.raises(PermissionError, match="'/x'.*hdfs://cluster/a"):
+        fs.open("/x", "wb")
 
 
 def test_temporary_files_are_not_listed(factory):

@@ -4,6 +4,7 @@ once about options they do not know."""
 from __future__ import annotations
 
 import io
+import re
 import warnings
 import zipfile
 
@@ -81,9 +82,12 @@ def test_an_archive_names_an_unknown_option_in_a_warning(tmp_path):
 
 # -- views never escape their root -------------------------------------------------------
 #
-# A filesystem rooted somewhere takes names as a chroot does: ``..`` at the root stays at
-# the root and a leading ``/`` names the root. ``outer`` holds ``top.txt`` (outside the
-# view), ``a.zip`` and ``d/in.txt``; the view is ``outer.subfs("d")``.
+# A name that climbs out of a filesystem's root (``..`` beyond it, or an absolute path outside
+# it) raises PermissionError naming both, and nothing is read or written; an absolute path
+# inside the root is that file. ``outer`` holds ``top.txt`` (outside the view), ``a.zip`` and
+# ``d/in.txt``; the view is ``outer.subfs("d")``. ``absolute(name)`` is the absolute path of
+# ``outer``'s ``name`` in the backend's namespace (the local filesystem, the ``mem://`` store,
+# the HDFS namespace, the bucket).
 
 def _zip_holding_x() -> bytes:
     buf = io.BytesIO()
@@ -128,6 +132,8 @@ def outer(request, tmp_path, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HADOOP_USER_NAME", "tester")
     fs = request.param(tmp_path, request)
+    fs.absolute = (lambda name: str(tmp_path / "top" / name)) if isinstance(fs, Local) \
+        else (lambda name: "/top/" + name)
     fs.makedirs("d")
     for name, data in {"top.txt": b"outer", "a.zip": _zip_holding_x(),
                        "d/in.txt": b"in"}.items():
@@ -141,107 +147,149 @@ def view(outer):
     return outer.subfs("d")
 
 
-def test_dotdot_at_the_root_of_a_view_stays_there(view):
-    assert view.open("../in.txt", "rb").read() == b"in"
+def _refused(view, name):
+    """``pytest.raises(PermissionError)`` whose message names ``name`` and the view's root."""
+    return pytest.raises(PermissionError,
+                         match=f"{re.escape(repr(name))}.*{re.escape(view._describe(''))}")
 
 
-def test_a_view_does_not_read_a_file_above_it(view):
-    with pytest.raises(FileNotFoundError):
+def test_dotdot_beyond_the_root_of_a_view_is_refused(view):
+    with _refused(view, "../in.txt"):
+        view.open("../in.txt", "rb")
+
+
+def test_dotdot_above_a_view_does_not_read_the_file_there(view):
+    with _refused(view, "../top.txt"):
         view.open("../top.txt", "rb")
 
 
-def test_a_view_writes_dotdot_names_inside_itself(outer, view):
-    with view.open("../../new.txt", "wb") as f:
+def test_a_view_writes_nothing_for_a_dotdot_name(outer, view):
+    """The regression: ``subfs("d").open("../x", "w")`` wrote ``d/x``."""
+    with _refused(view, "../../new.txt"):
+        view.open("../../new.txt", "wb")
+    assert not outer.exists("d/new.txt") and not outer.exists("new.txt")
+
+
+def test_dotdot_that_stays_inside_the_view_is_taken(view):
+    assert view.open("e/../in.txt", "rb").read() == b"in"
+
+
+def test_an_absolute_path_inside_the_root_is_that_file(outer, view):
+    assert view.open(outer.absolute("d/in.txt"), "rb").read() == b"in"
+    assert view.exists(outer.absolute("d")) and view.isdir(outer.absolute("d"))
+
+
+def test_an_absolute_path_inside_the_root_is_written_there(outer, view):
+    with view.open(outer.absolute("d/new.txt"), "wb") as f:
         f.write(b"new")
     assert outer.open("d/new.txt", "rb").read() == b"new"
-    assert not outer.exists("new.txt")
 
 
-def test_a_leading_slash_names_the_root_of_the_view(view):
-    assert view.open("/in.txt", "rb").read() == b"in"
-    assert not view.exists("/top.txt")
+def test_an_absolute_path_outside_the_root_is_refused(outer, view):
+    with _refused(view, outer.absolute("top.txt")):
+        view.open(outer.absolute("top.txt"), "rb")
 
 
-def test_list_of_dotdot_lists_the_view(view):
-    assert sorted(view.list("..")) == ["in.txt"]
+def test_a_leading_slash_does_not_name_the_root_of_the_view(view):
+    """``/in.txt`` is the file ``in.txt`` at the top of the store, outside the view."""
+    with _refused(view, "/in.txt"):
+        view.open("/in.txt", "rb")
 
 
-def test_stat_does_not_see_above_the_view(view):
-    with pytest.raises(FileNotFoundError):
-        view.stat("../top.txt")
+def test_a_view_writes_nothing_for_an_absolute_path_outside(outer, view):
+    with _refused(view, "/new.txt"):
+        view.open("/new.txt", "wb")
+    assert not outer.exists("d/new.txt") and not outer.exists("new.txt")
 
 
-def test_exists_and_isdir_do_not_see_above_the_view(view):
-    assert not view.exists("../top.txt")
-    assert view.isdir("..") and view.exists("../../in.txt")
+@pytest.mark.parametrize("call", [
+    lambda v: list(v.list("..")), lambda v: v.stat("../top.txt"),
+    lambda v: v.exists("../top.txt"), lambda v: v.isdir(".."),
+    lambda v: v.glob("../*"), lambda v: v.subfs(".."), lambda v: v.open_zip("../a.zip"),
+    lambda v: v.mkdir("../made"), lambda v: v.makedirs("../made/deep"),
+], ids=["list", "stat", "exists", "isdir", "glob", "subfs", "open_zip", "mkdir", "makedirs"])
+def test_every_operation_refuses_a_name_climbing_out(outer, view, call):
+    with pytest.raises(PermissionError, match=re.escape(view._describe(""))):
+        call(view)
+    assert not outer.exists("made")
 
 
-def test_remove_does_not_reach_above_the_view(outer, view):
-    with pytest.raises(FileNotFoundError):
+def test_remove_refuses_a_name_above_the_view(outer, view):
+    with _refused(view, "../top.txt"):
         view.remove("../top.txt")
     assert outer.exists("top.txt")
 
 
-def test_rename_source_does_not_reach_above_the_view(outer, view):
-    with pytest.raises(FileNotFoundError):
+def test_rename_refuses_a_source_above_the_view(outer, view):
+    with _refused(view, "../top.txt"):
         view.rename("../top.txt", "stolen.txt")
     assert outer.exists("top.txt") and not outer.exists("d/stolen.txt")
 
 
-def test_rename_destination_stays_inside_the_view(outer, view):
-    view.rename("in.txt", "../../moved.txt")
-    assert outer.exists("d/moved.txt") and not outer.exists("moved.txt")
+def test_rename_refuses_a_destination_above_the_view(outer, view):
+    with _refused(view, "../../moved.txt"):
+        view.rename("in.txt", "../../moved.txt")
+    assert outer.exists("d/in.txt")
+    assert not outer.exists("moved.txt") and not outer.exists("d/moved.txt")
 
 
-def test_makedirs_stays_inside_the_view(outer, view):
-    if isinstance(outer, S3):
-        pytest.skip("makedirs on S3 makes nothing (as in PFIO 2.x): nothing to confine")
-    view.makedirs("../../made/deep")
-    assert outer.isdir("d/made/deep") and not outer.exists("made")
+def test_glob_takes_an_absolute_pattern_inside_the_root(outer, view):
+    assert view.glob(outer.absolute("d/*.txt")) == ["in.txt"]
+    assert view.glob("*.txt") == ["in.txt"]
 
 
-def test_open_zip_does_not_reach_above_the_view(view):
-    with pytest.raises(FileNotFoundError):
-        view.open_zip("../a.zip")
+def test_glob_refuses_an_absolute_pattern_outside_the_root(view):
+    with _refused(view, "/*.txt"):
+        view.glob("/*.txt")
 
 
-def test_glob_does_not_match_above_the_view(view):
-    assert view.glob("../*") == ["in.txt"]
-    assert view.glob("/*.txt") == ["in.txt"]
+def test_a_view_at_an_absolute_path_inside_the_root(outer):
+    assert sorted(outer.subfs(outer.absolute("d")).list()) == ["in.txt"]
 
 
 def test_a_view_of_a_view_does_not_climb_out(view):
-    nested = view.subfs("..").subfs("../..")
-    assert sorted(nested.list()) == ["in.txt"]
-    assert not nested.exists("top.txt")
-
-
-def test_a_view_at_dotdot_is_the_view_itself(view):
-    assert sorted(view.subfs("../..").list()) == ["in.txt"]
+    nested = view.subfs("e")
+    with pytest.raises(PermissionError):
+        nested.subfs("../..")
+    with pytest.raises(PermissionError):
+        nested.open("../../top.txt", "rb")
 
 
 @pytest.mark.parametrize("url", ["mem://views-from-url/top/d", "file://{tmp}/top/d"])
-def test_a_filesystem_from_a_url_is_rooted_at_its_path(tmp_path, url):
+def test_a_filesystem_from_a_url_refuses_dotdot_at_its_root(tmp_path, url):
     (tmp_path / "top" / "d").mkdir(parents=True)
     pfio.from_url("mem://views-from-url/top/d", create=True).close()
     with pfio.from_url(url.format(tmp=tmp_path)) as fs:
-        with fs.open("../y.txt", "w") as f:
-            f.write("y")
-        assert sorted(fs.list()) == ["y.txt"]
+        with pytest.raises(PermissionError, match="'../y.txt'"):
+            fs.open("../y.txt", "w")
+        assert list(fs.list()) == []
     assert not (tmp_path / "top" / "y.txt").exists()
     assert not MemoryFS("views-from-url", "top").exists("y.txt")
 
 
-def test_a_view_does_not_open_an_absolute_os_path_outside(tmp_path, view):
-    (tmp_path / "secret.txt").write_bytes(b"secret")
-    with pytest.raises(FileNotFoundError):
-        view.open(str(tmp_path / "secret.txt"), "rb")
-
-
-def test_a_local_view_does_not_open_etc_passwd(tmp_path):
+def test_a_local_view_refuses_etc_passwd(tmp_path):
     view = Local(str(tmp_path)).subfs(".")
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(PermissionError, match="'/etc/passwd'"):
         view.open("/etc/passwd", "rb")
+
+
+def test_a_local_root_opens_an_absolute_path_inside_it(tmp_path):
+    """``/root/a/b`` given to ``Local(cwd="/root")`` opens ``/root/a/b``."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "b").write_bytes(b"b")
+    assert Local(str(tmp_path)).open(str(tmp_path / "a" / "b"), "rb").read() == b"b"
+
+
+def test_a_relative_local_root_measures_absolute_paths_from_the_working_directory(
+        tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "f").write_bytes(b"f")
+    (tmp_path / "g").write_bytes(b"g")
+    fs = Local("r")
+    assert fs.open(str(tmp_path / "r" / "f"), "rb").read() == b"f"
+    with pytest.raises(PermissionError, match=re.escape(repr(str(tmp_path / "g")))):
+        fs.open(str(tmp_path / "g"), "rb")
 
 
 def test_a_local_filesystem_without_a_root_still_takes_any_path(tmp_path):
@@ -259,8 +307,20 @@ def test_a_local_view_follows_a_symbolic_link_put_inside_it(tmp_path):
     assert Local(str(tmp_path / "root")).open("link.txt", "rb").read() == b"linked"
 
 
-def test_an_s3_view_of_dotdot_stays_under_its_prefix():
+def test_an_s3_view_refuses_dotdot_beyond_its_prefix():
     fs = S3("bkt", prefix="a/b", endpoint="http://127.0.0.1:1")
-    assert fs.subfs("../../c").root == "a/b/c"
-    assert fs.subfs("/c").subfs("..").root == "a/b/c"
+    with pytest.raises(PermissionError, match="'../../c'"):
+        fs.subfs("../../c")
+    with pytest.raises(PermissionError, match="'/c'"):
+        fs.subfs("/c")
+    assert fs.subfs("/a/b/c").root == "a/b/c"
+    assert fs.subfs("c/..").root == "a/b"
+    fs.close()
+
+
+def test_s3_at_the_bucket_refuses_dotdot_and_takes_a_leading_slash_from_the_bucket():
+    fs = S3("bkt", endpoint="http://127.0.0.1:1")
+    assert fs._key("/x/y") == "x/y"
+    with pytest.raises(PermissionError, match="'../x'"):
+        fs._key("../x")
     fs.close()

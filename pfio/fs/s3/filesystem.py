@@ -272,7 +272,7 @@ class S3(S3Operations, FS):
 
     def _key(self, path: str) -> str:
         path = os.fspath(path)
-        joined = join_confined(self.root, path) if self.root else path
+        joined = join_confined(self.root, path, self._shown_root)
         trailing = joined.endswith("/")
         key = posixpath.normpath("/" + joined).lstrip("/") if joined else ""
         return key + "/" if trailing and key else key
@@ -335,10 +335,13 @@ class S3(S3Operations, FS):
     # -- directories: none on S3 -----------------------------------------------------------
 
     def mkdir(self, path: str, mode: int = 0o777, *args: Any, **kwargs: Any) -> None:
-        """A no-op: prefixes exist as soon as an object is under them (PFIO 2.x)."""
+        """A no-op: prefixes exist as soon as an object is under them (PFIO 2.x); a name
+        that climbs out of the root raises :class:`PermissionError`, as everywhere."""
+        self._key(path)
 
     def makedirs(self, path: str, mode: int = 0o777, exist_ok: bool = False) -> None:
         """A no-op, as :meth:`mkdir`."""
+        self._key(path)
 
     def _create_bucket(self) -> None:
         bucket = self.bucket

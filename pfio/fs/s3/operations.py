@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..._uri import is_relative_name, join_confined, parent_directories
+from ..._uri import is_relative_name, parent_directories
 from ..stat import FileStat
 from .errors import NoSuchObjectError
 from .stat import S3ObjectStat, S3PrefixStat
@@ -51,6 +51,7 @@ class S3Operations:
 
     if TYPE_CHECKING:  # provided by S3
         def _key(self, path: str) -> str: ...
+        def _confined(self, path: str) -> str: ...
         def _url(self, key: str) -> str: ...
         def _request(self, method: str, key: str, send: Callable[[Engine], Any]) -> Any: ...
         def _head(self, key: str) -> dict[str, Any] | None: ...
@@ -319,7 +320,7 @@ class S3Operations:
     def glob(self, pattern: str) -> list[str]:
         """As :meth:`pfio.fs.base.FS.glob`, with one recursive listing under the pattern's
         literal leading directories instead of one listing per directory level."""
-        parts = [p for p in join_confined("", pattern).split("/") if p not in ("", ".")]
+        parts = [p for p in self._confined(pattern).split("/") if p not in ("", ".")]
         if not parts:
             return []
         if not any(_has_magic(p) for p in parts):
