@@ -5,8 +5,11 @@ A source is one of:
 * a directory URL or a container URL (``s3://b/train/``, ``s3://b/train.zip``): every image below
   it, sub-folders as classes (sorted names, labels 0..n-1), as torchvision's ``ImageFolder`` does;
 * a list file URL (a text file ending in ``.txt``, ``.lst`` or ``.list``) of ``path label``
-  lines, as Chainer's ``LabeledImageDataset`` reads, paths relative to ``root`` (default: the
-  list file's directory); lines starting with ``#`` and blank lines are skipped;
+  lines (separated by spaces or tabs), as Chainer's ``LabeledImageDataset`` reads: an absolute
+  path is that file (on the store of ``root``: the local filesystem, the bucket, ...), a
+  relative one is taken from ``root`` (default: the list file's directory; ``..`` may go up
+  from it), as ``os.path.join(root, path)`` takes it; lines starting with ``#`` and blank
+  lines are skipped;
 * a sequence of URLs (labels -1) or of ``(url, label)`` pairs.
 
 The items are kept as one compact blob (paths joined by newlines, int64 offsets and labels), so a
@@ -15,10 +18,12 @@ dataset of millions of images pickles small for DataLoader workers.
 
 from __future__ import annotations
 
+import os
 import posixpath
 from collections.abc import Sequence
 from typing import Any
 
+from .._uri import parse_uri
 from ..api import from_url, open_url
 
 #: file name extensions taken as images when a directory or container is listed
@@ -108,13 +113,40 @@ def _from_list_file(url: str, root: str | None) -> ImageItems:
             line = line.strip()
             if not line or line.startswith("#"):
                 continue
-            path, _, label = line.rpartition(" ")
-            if not path or not label.lstrip("-").isdigit():
+            fields = line.rsplit(None, 1)
+            if len(fields) != 2 or not fields[1].lstrip("-").isdigit():
                 raise ValueError(f"{url}:{number}: expected 'path label', got {line!r}")
-            paths.append(path.strip())
-            labels.append(int(label))
+            paths.append(fields[0])
+            labels.append(int(fields[1]))
     base = root if root is not None else posixpath.dirname(url)
-    return ImageItems(base, paths, labels, [])
+    top, names = _from_top(base or ".", paths, url)
+    return ImageItems(top, names, labels, [])
+
+
+def _from_top(base: str, paths: Sequence[str], where: str) -> tuple[str, list[str]]:
+    """The URL of the top of ``base``'s store (``/``, ``s3://bucket/``, ...) and each of
+    ``paths`` as a name below it: an absolute path (or a URL on the same store) as it is, a
+    relative one joined to ``base``, as ``os.path.join(base, path)`` takes it. A relative
+    local ``base`` is taken from the working directory now.
+
+    Raises:
+        ValueError: a path is a URL of another store than ``base``'s.
+    """
+    store = parse_uri(base)
+    if store.scheme == "file":
+        top, start = "/", os.path.abspath(store.path)
+    else:
+        top, start = f"{store.scheme}://{store.netloc}/", "/" + store.path.lstrip("/")
+    names = []
+    for path in paths:
+        entry = parse_uri(path)
+        if entry.scheme == "file" and not path.startswith("file:"):  # a plain path
+            entry = store.with_path(entry.path)
+        elif (entry.scheme, entry.netloc) != (store.scheme, store.netloc):
+            raise ValueError(f"{where}: {path!r} is not on the store of {base!r}; the paths "
+                             "of a list file are on one store (absolute, or relative to root)")
+        names.append(posixpath.normpath(posixpath.join(start, entry.path)).lstrip("/"))
+    return top, names
 
 
 def _from_tree(url: str, extensions: tuple[str, ...]) -> ImageItems:

@@ -30,7 +30,9 @@ class PfioImageDataset(torch.utils.data.Dataset):
         cache: ``None``, ``"raw"`` or ``"decoded"``: cache encoded bytes or decoded pixels in a
             cache shared by DataLoader workers, so epoch 2 reads local disk.
         cache_dir: the cache's directory.
-        root: base of relative paths in a list file (default: the list file's directory).
+        root: base of relative paths in a list file (default: the list file's directory);
+            an absolute path in a list file is that file, as in Chainer's
+            ``LabeledImageDataset``.
 
     The filesystem is opened lazily in each worker process (fork, spawn and forkserver all work)
     and the dataset pickles small. Works with ``DistributedSampler``.

@@ -114,12 +114,13 @@ def test_absolute_paths_are_taken_as_is_without_a_root(tmp_path):
     assert Local().open(str(tmp_path / "abs"), "r").read() == "a"
 
 
-def test_absolute_paths_are_below_the_root_of_a_rooted_local(tmp_path):
-    """A ``Local`` with ``cwd`` is rooted there: a leading ``/`` names the root (PFIO 2.x
-    took such a path as is, out of the root; see tests/fs/test_views.py)."""
+def test_an_absolute_path_inside_the_root_of_a_rooted_local_is_that_file(tmp_path):
+    """A ``Local`` with ``cwd`` is rooted there: an absolute path inside the root is that
+    file (as in PFIO 2.x), one outside it is refused (see tests/fs/test_views.py)."""
     (tmp_path / "abs").write_text("a")
-    with pytest.raises(FileNotFoundError):
-        Local(tmp_path / "..").open(str(tmp_path / "abs"), "r")
+    assert Local(tmp_path / "..").open(str(tmp_path / "abs"), "r").read() == "a"
+    with pytest.raises(PermissionError, match=repr(str(tmp_path / "abs"))):
+        Local(tmp_path / "d", create=True).open(str(tmp_path / "abs"), "r")
 
 
 def test_opening_a_directory_for_writing_is_an_error(fs, tmp_path):
