@@ -298,6 +298,11 @@ def test_a_local_filesystem_without_a_root_still_takes_any_path(tmp_path):
     assert Local().open(str(tmp_path / "d" / ".." / "f.txt"), "rb").read() == b"f"
 
 
+def test_a_local_filesystem_without_a_root_globs_an_absolute_pattern(tmp_path):
+    (tmp_path / "f.txt").write_bytes(b"f")
+    assert Local().glob(str(tmp_path / "*.txt")) == [str(tmp_path / "f.txt")]
+
+
 def test_a_local_view_follows_a_symbolic_link_put_inside_it(tmp_path):
     """Names are confined, not links: a link placed in the root is the owner's choice
     (tests/fs/test_local_symlinks.py)."""
