@@ -6,7 +6,8 @@ A source is one of:
   it, sub-folders as classes (sorted names, labels 0..n-1), as torchvision's ``ImageFolder`` does;
 * a list file URL (a text file ending in ``.txt``, ``.lst`` or ``.list``) of ``path label``
   lines (separated by spaces or tabs), as Chainer's ``LabeledImageDataset`` reads: an absolute
-  path is that file (on the store of ``root``: the local filesystem, the bucket, ...), a
+  path is that file (on the store of ``root``: the local filesystem, the bucket, the archive
+  ``root`` is in, ...), a
   relative one is taken from ``root`` (default: the list file's directory; ``..`` may go up
   from it), as ``os.path.join(root, path)`` takes it; lines starting with ``#`` and blank
   lines are skipped;
@@ -23,7 +24,7 @@ import posixpath
 from collections.abc import Sequence
 from typing import Any
 
-from .._uri import parse_uri
+from .._uri import parse_uri, split_container_path
 from ..api import from_url, open_url
 
 #: file name extensions taken as images when a directory or container is listed
@@ -124,25 +125,36 @@ def _from_list_file(url: str, root: str | None) -> ImageItems:
 
 
 def _from_top(base: str, paths: Sequence[str], where: str) -> tuple[str, list[str]]:
-    """The URL of the top of ``base``'s store (``/``, ``s3://bucket/``, ...) and each of
-    ``paths`` as a name below it: an absolute path (or a URL on the same store) as it is, a
-    relative one joined to ``base``, as ``os.path.join(base, path)`` takes it. A relative
-    local ``base`` is taken from the working directory now.
+    """The URL of the top of ``base``'s store and each of ``paths`` as a name below it: an
+    absolute path (or a URL on the same store) as it is, a relative one joined to ``base``,
+    as ``os.path.join(base, path)`` takes it. The store is the local filesystem (``/``; a
+    relative local ``base`` is taken from the working directory now), the bucket
+    (``s3://bucket/``), ..., or the archive ``base`` is in (a leading ``/`` is its top, as
+    in every archive).
 
     Raises:
-        ValueError: a path is a URL of another store than ``base``'s.
+        ValueError: a path is a URL of another store than ``base``'s (or any URL, when
+            ``base`` is in an archive).
     """
     store = parse_uri(base)
-    if store.scheme == "file":
-        top, start = "/", os.path.abspath(store.path)
+    outer, containers, inner = split_container_path(store.path)
+    if containers:
+        top = posixpath.join(outer, *(name for name, _ in containers))
+        start = "/" + inner
     else:
-        top, start = f"{store.scheme}://{store.netloc}/", "/" + store.path.lstrip("/")
+        top, start = "/", store.path
+    if store.scheme == "file":
+        top = os.path.abspath(top)
+        start = start if containers else os.path.abspath(start)
+    else:
+        top = f"{store.scheme}://{store.netloc}/{top.lstrip('/')}"
+        start = "/" + start.lstrip("/")
     names = []
     for path in paths:
         entry = parse_uri(path)
         if entry.scheme == "file" and not path.startswith("file:"):  # a plain path
             entry = store.with_path(entry.path)
-        elif (entry.scheme, entry.netloc) != (store.scheme, store.netloc):
+        elif containers or (entry.scheme, entry.netloc) != (store.scheme, store.netloc):
             raise ValueError(f"{where}: {path!r} is not on the store of {base!r}; the paths "
                              "of a list file are on one store (absolute, or relative to root)")
         names.append(posixpath.normpath(posixpath.join(start, entry.path)).lstrip("/"))

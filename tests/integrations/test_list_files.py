@@ -149,3 +149,19 @@ def test_a_missing_image_named_in_a_list_file_is_file_not_found(tmp_path):
     dataset = PfioImageDataset(str(list_file))
     with pytest.raises(FileNotFoundError, match=os.path.basename("nope.png")):
         dataset[0]
+
+
+def test_a_list_file_in_an_archive_names_members_from_the_archive_top(tmp_path):
+    """In an archive, a leading ``/`` is the archive's top (as every archive takes it)."""
+    import zipfile
+
+    tree = pfio.from_url("mem://lists-in-archive/imgs", create=True)
+    items = write_image_tree(tree)
+    with zipfile.ZipFile(tmp_path / "train.zip", "w") as zf:
+        for name, _ in items:
+            zf.writestr(f"imgs/{name}", tree.open(name, "rb").read())
+        zf.writestr("lists/train.txt", f"/imgs/{items[0][0]} 7\n../imgs/{items[5][0]} 8\n")
+    dataset = PfioImageDataset(str(tmp_path / "train.zip" / "lists" / "train.txt"))
+    assert [dataset[0][1], dataset[1][1]] == [7, 8]
+    expected = PfioImageDataset([f"mem://lists-in-archive/imgs/{items[5][0]}"])[0][0]
+    np.testing.assert_array_equal(dataset[1][0], expected)
