@@ -329,3 +329,18 @@ def test_an_http_cached_view_globs_inside_itself(cache_server, tmp_path):
     assert fs.glob(str(tmp_path / "d" / "*.txt")) == ["x.txt"]
     with pytest.raises(PermissionError):
         fs.glob("../*")
+
+
+def test_a_cached_view_refuses_a_name_climbing_out(tmp_path):
+    """``from_url(url, cache=True)``: the object cache reads through the same names."""
+    (tmp_path / "x.txt").write_bytes(b"outside")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "x.txt").write_bytes(b"inside")
+    with pfio.from_url(str(tmp_path), cache=str(tmp_path / "cache")) as fs:
+        view = fs.subfs("d")
+        with pytest.raises(PermissionError, match="'../x.txt'"):
+            view.open("../x.txt", "rb")
+        with pytest.raises(PermissionError, match="'../x.txt'"):
+            view.glob("../x.txt")
+        assert view.open(str(tmp_path / "d" / "x.txt"), "rb").read() == b"inside"
+        assert view.glob(str(tmp_path / "d" / "*.txt")) == ["x.txt"]
