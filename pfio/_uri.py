@@ -310,6 +310,8 @@ def join_confined(root: str, name: str, where: Callable[[], str] | None = None,
     >>> join_confined("data", "a/../b"), join_confined("/srv/data", "/srv/data/x")
     ('data/b', '/srv/data/x')
     """
+    if not name.startswith("/") and ".." not in name:  # the common case, made cheap
+        return posixpath.join(root, name) if root else name
     inside = confined_name(root, name, where, top)
     if not root:
         return inside
