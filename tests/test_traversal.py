@@ -344,3 +344,18 @@ def test_a_cached_view_refuses_a_name_climbing_out(tmp_path):
             view.glob("../x.txt")
         assert view.open(str(tmp_path / "d" / "x.txt"), "rb").read() == b"inside"
         assert view.glob(str(tmp_path / "d" / "*.txt")) == ["x.txt"]
+
+
+def test_an_fsspec_filesystem_with_a_root_refuses_a_name_climbing_out():
+    """A scheme served through fsspec (``memory://``) confines names as every backend does."""
+    pytest.importorskip("fsspec")
+    with pfio.from_url("memory://traversal-fsspec/root", create=True) as fs:
+        with pytest.raises(PermissionError, match="'../x.txt'.*traversal-fsspec/root"):
+            fs.open("../x.txt", "w")
+        with fs.open("/traversal-fsspec/root/y.txt", "w") as f:  # inside: that file
+            f.write("y")
+        assert list(fs.list()) == ["y.txt"]
+    import fsspec
+
+    assert not fsspec.filesystem("memory").exists("/traversal-fsspec/x.txt")
+    assert not fsspec.filesystem("memory").exists("/traversal-fsspec/root/x.txt")

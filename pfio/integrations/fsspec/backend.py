@@ -81,9 +81,10 @@ class FsspecFS(FS):
         return redact(self._describe(path))
 
     def _path(self, path: str) -> str:
-        """The fsspec path of ``path``: below the root when there is one (``..`` and a
-        leading ``/`` cannot leave it, see :meth:`FS.subfs`)."""
-        joined = join_confined(self.root, path) if path and self.root else path or self.root
+        """The fsspec path of ``path``: below the root when there is one (a name climbing
+        out of it raises :class:`PermissionError`, see :meth:`FS.subfs`)."""
+        joined = join_confined(self.root, path, self._shown_root) if path and self.root \
+            else path or self.root
         return posixpath.normpath(joined) if joined else joined
 
     def _open_binary(self, path: str, mode: Mode, buffering: int, encoding: str | None,
