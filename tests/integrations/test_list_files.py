@@ -165,3 +165,15 @@ def test_a_list_file_in_an_archive_names_members_from_the_archive_top(tmp_path):
     assert [dataset[0][1], dataset[1][1]] == [7, 8]
     expected = PfioImageDataset([f"mem://lists-in-archive/imgs/{items[5][0]}"])[0][0]
     np.testing.assert_array_equal(dataset[1][0], expected)
+
+
+def test_a_list_file_dataset_in_dataloader_workers(images, tmp_path):
+    import torch.utils.data
+
+    root, items = images
+    list_file = _write_list(tmp_path / "lists" / "train.txt",
+                            [(root / name, label) for name, label in items])
+    loader = torch.utils.data.DataLoader(PfioImageDataset(list_file), batch_size=4,
+                                         num_workers=2, multiprocessing_context="spawn")
+    labels = [int(y) for _, batch in loader for y in batch]
+    assert labels == [label for _, label in items]
