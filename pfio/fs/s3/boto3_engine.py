@@ -11,6 +11,9 @@ from __future__ import annotations
 import http.client
 from typing import TYPE_CHECKING, Any
 
+from .errors import ServerError
+from .wire import UNREADABLE
+
 if TYPE_CHECKING:
     from .connection import BodySink, RequestHook, S3Connection
 
@@ -61,8 +64,9 @@ class Boto3Engine:
 
     def complete_multipart_upload(self, bucket: str, key: str, upload_id: str,
                                   parts: list[dict[str, Any]]) -> dict[str, Any]:
-        return self._client.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id,
-                                               MultipartUpload={"Parts": parts})
+        return _with_etag(self._client.complete_multipart_upload(
+            Bucket=bucket, Key=key, UploadId=upload_id, MultipartUpload={"Parts": parts}),
+            "CompleteMultipartUploadResult")
 
     def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:
         return self._client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
@@ -76,15 +80,16 @@ class Boto3Engine:
 
     def copy_object(self, bucket: str, key: str, source_bucket: str,
                     source_key: str) -> dict[str, Any]:
-        return self._client.copy_object(Bucket=bucket, Key=key,
-                                        CopySource={"Bucket": source_bucket,
-                                                    "Key": source_key})
+        return _with_etag(self._client.copy_object(
+            Bucket=bucket, Key=key, CopySource={"Bucket": source_bucket, "Key": source_key}),
+            "CopyObjectResult")
 
     def upload_part_copy(self, bucket: str, key: str, upload_id: str, number: int,
                          source_bucket: str, source_key: str, rng: str) -> dict[str, Any]:
-        return self._client.upload_part_copy(
+        return _with_etag(self._client.upload_part_copy(
             Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=number,
-            CopySource={"Bucket": source_bucket, "Key": source_key}, CopySourceRange=rng)
+            CopySource={"Bucket": source_bucket, "Key": source_key}, CopySourceRange=rng),
+            "CopyPartResult")
 
     def head_bucket(self, bucket: str) -> dict[str, Any]:
         return self._client.head_bucket(Bucket=bucket)
@@ -98,6 +103,23 @@ class Boto3Engine:
 
     def close(self) -> None:
         """Nothing to do: the botocore client belongs to the connection."""
+
+
+def _with_etag(response: dict[str, Any], result: str) -> dict[str, Any]:
+    """``response`` to a copy or a completion, which names the ETag of its ``result``
+    (botocore takes an ``<Error>`` or a body that does not parse inside a 200 for a 500; an
+    answer of another XML element parses to nothing).
+
+    Raises:
+        ServerError: it names none (:data:`~pfio.fs.s3.wire.UNREADABLE`, retried).
+    """
+    found = response if result == "CompleteMultipartUploadResult" else \
+        response.get(result) or {}
+    if not found.get("ETag"):
+        meta = response.get("ResponseMetadata", {})
+        raise ServerError(500, UNREADABLE, f"a 200 answer without {result}",
+                          meta.get("HTTPHeaders", {}))
+    return response
 
 
 def _payload(body: Any) -> Any:

@@ -177,6 +177,14 @@ def retry_after(exc: BaseException, now: float | None = None) -> float | None:
     return None
 
 
+def may_have_been_applied(exc: BaseException) -> bool:
+    """Whether a request that failed with ``exc`` may have been applied by the server: no
+    answer came (a broken or silent connection), a 5xx, or an error or an unreadable body
+    inside a 200 (taken as a 500)."""
+    info = client_error_info(exc)
+    return info is None or info[1] is None or info[1] >= 500
+
+
 def translate(exc: BaseException, url: str, attempts: int = 1, note: str = "") -> OSError:
     """The builtin error for ``exc`` raised by a request on ``url`` (tried ``attempts``
     times; ``note`` is added to the message)."""

@@ -16,7 +16,6 @@ from urllib.parse import quote
 from .wire import (
     Endpoint,
     bucket_configuration,
-    check_completion,
     completion_body,
     copy_source,
     delete_body,
@@ -24,8 +23,8 @@ from .wire import (
     listing_query,
     parse_delete_result,
     parse_listing,
+    result_etag,
     with_upload_id,
-    xml_text,
 )
 
 if TYPE_CHECKING:
@@ -95,9 +94,10 @@ class RestRequests:
 
     def complete_multipart_upload(self, bucket: str, key: str, upload_id: str,
                                   parts: list[dict[str, Any]]) -> dict[str, Any]:
-        return check_completion(self._send(
+        return result_etag(self._send(
             "POST", bucket, key, f"uploadId={quote(upload_id, safe='')}",
-            [("content-type", "application/xml")], completion_body(parts)))
+            [("content-type", "application/xml")], completion_body(parts)),
+            "CompleteMultipartUploadResult")
 
     def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:
         return self._send("DELETE", bucket, key, f"uploadId={quote(upload_id, safe='')}", [],
@@ -112,25 +112,24 @@ class RestRequests:
         response = self._send("POST", bucket, "", "delete",
                               [("content-md5", md5), ("content-type", "application/xml")],
                               body)
-        result = parse_delete_result(response["Body"], response["ResponseMetadata"])
+        result = parse_delete_result(response)
         result["ResponseMetadata"] = response["ResponseMetadata"]
         return result
 
     def copy_object(self, bucket: str, key: str, source_bucket: str,
                     source_key: str) -> dict[str, Any]:
-        return check_completion(self._send(
+        return result_etag(self._send(
             "PUT", bucket, key, "", [("x-amz-copy-source", copy_source(source_bucket,
-                                                                        source_key))], b""))
+                                                                        source_key))], b""),
+            "CopyObjectResult")
 
     def upload_part_copy(self, bucket: str, key: str, upload_id: str, number: int,
                          source_bucket: str, source_key: str, rng: str) -> dict[str, Any]:
         query = f"partNumber={number}&uploadId={quote(upload_id, safe='')}"
-        response = check_completion(self._send(
+        return result_etag(self._send(
             "PUT", bucket, key, query,
             [("x-amz-copy-source", copy_source(source_bucket, source_key)),
-             ("x-amz-copy-source-range", rng)], b""))
-        response["CopyPartResult"] = {"ETag": xml_text(response["Body"], "ETag") or ""}
-        return response
+             ("x-amz-copy-source-range", rng)], b""), "CopyPartResult")
 
     def head_bucket(self, bucket: str) -> dict[str, Any]:
         return self._send("HEAD", bucket, "", "", [], None)

@@ -106,15 +106,57 @@ def completion_body(parts: list[dict[str, Any]]) -> bytes:
     return f"<CompleteMultipartUpload>{xml}</CompleteMultipartUpload>".encode()
 
 
-def check_completion(response: dict[str, Any]) -> dict[str, Any]:
-    """``response`` to CompleteMultipartUpload, which S3 may fail inside a 200.
+#: the code of the :class:`ServerError` raised for a 200 answer to a write or a copy whose
+#: body is not the result it should be (retried as a 5xx: S3 may fail these inside a 200)
+UNREADABLE = "UnreadableAnswer"
+
+
+def completed(response: dict[str, Any], result: str) -> ElementTree.Element:
+    """The root element of ``response`` to a request that completes a write or a copy
+    (CompleteMultipartUpload, CopyObject, UploadPartCopy, DeleteObjects), which S3 may fail
+    inside a 200 (and whose answer may be cut): it must be the XML element ``result``.
 
     Raises:
-        ServerError: the body is an error.
+        ServerError: the body is an ``<Error>`` (status 500, its code), or anything but
+            ``result`` (whitespace, truncated XML, another element): :data:`UNREADABLE`,
+            status 500. Both are retried.
     """
-    if b"<Error>" in response["Body"]:
-        raise server_error(500, response["Body"], {})
+    body = response["Body"]
+    try:
+        root: ElementTree.Element | None = ElementTree.fromstring(body)
+    except ElementTree.ParseError:
+        root = None
+    tag = None if root is None else _local(root.tag)
+    if tag == "Error":
+        raise server_error(500, body, {})
+    if root is None or tag != result:
+        raise ServerError(500, UNREADABLE, f"a 200 answer without {result}: {excerpt(body)}",
+                          response["ResponseMetadata"]["HTTPHeaders"])
+    return root
+
+
+def result_etag(response: dict[str, Any], result: str) -> dict[str, Any]:
+    """``response`` to a copy or a completion (see :func:`completed`), with the ``ETag`` of
+    its ``result`` element as ``response[result]["ETag"]`` and ``response["ETag"]``.
+
+    Raises:
+        ServerError: as :func:`completed`; also when the result names no ETag.
+    """
+    root = completed(response, result)
+    etag = next((element.text for element in root if _local(element.tag) == "ETag"), None)
+    if not etag:
+        raise ServerError(500, UNREADABLE, f"a {result} without an ETag: "
+                          f"{excerpt(response['Body'])}",
+                          response["ResponseMetadata"]["HTTPHeaders"])
+    response[result] = {"ETag": etag}
+    response["ETag"] = etag
     return response
+
+
+def excerpt(body: bytes, limit: int = 120) -> str:
+    """The start of an answer's ``body``, for an error message."""
+    text = repr(bytes(body[:limit]))
+    return text + (f" ({len(body)} bytes)" if len(body) > limit else "")
 
 
 def head_response(status: int, headers: dict[str, str]) -> dict[str, Any]:
@@ -223,26 +265,16 @@ def _local(tag: str) -> str:
     return tag.rpartition("}")[2]
 
 
-def xml_text(body: bytes, name: str) -> str | None:
-    """The text of the first element called ``name`` (any namespace) of an XML ``body``."""
-    for element in ElementTree.fromstring(body).iter():
-        if _local(element.tag) == name:
-            return element.text or ""
-    return None
-
-
-def parse_delete_result(body: bytes, meta: dict[str, Any]) -> dict[str, Any]:
+def parse_delete_result(response: dict[str, Any]) -> dict[str, Any]:
     """A DeleteObjects answer as botocore's ``delete_objects`` returns it: ``Errors``
     (``Key``, ``Code``, ``Message`` of each key not deleted).
 
     Raises:
-        ServerError: the answer is an error as a whole.
+        ServerError: the answer is an error as a whole, or not a ``DeleteResult``.
     """
-    root = ElementTree.fromstring(body) if body.strip() else None
-    if root is not None and _local(root.tag) == "Error":
-        check_completion({"Body": body, "ResponseMetadata": meta})
+    root = completed(response, "DeleteResult")
     errors = []
-    for element in (root if root is not None else ()):
+    for element in root:
         if _local(element.tag) == "Error":
             errors.append({_local(child.tag): child.text or "" for child in element})
     return {"Errors": errors} if errors else {}

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...checksums import crc32
 from ..writers import AtomicSink
-from .errors import client_error_info
+from .errors import client_error_info, may_have_been_applied
 from .retry import call
 
 if TYPE_CHECKING:
@@ -234,7 +234,7 @@ class Completion:
                 return conn.engine().complete_multipart_upload(conn.bucket, key, upload_id,
                                                                parts)
             except Exception as exc:
-                unsure = unsure or _may_have_been_applied(exc)
+                unsure = unsure or may_have_been_applied(exc)
                 raise
 
         try:
@@ -292,10 +292,3 @@ class Completion:
         if expected is not None:
             return etag == expected
         return head.get("ContentLength") == self.size
-
-
-def _may_have_been_applied(exc: BaseException) -> bool:
-    """Whether a request that failed with ``exc`` may have been applied by the server: no
-    answer came (a broken or silent connection), or a 5xx (or an error inside a 200)."""
-    info = client_error_info(exc)
-    return info is None or info[1] is None or info[1] >= 500
