@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..._uri import is_relative_name, join_confined, parent_directories
 from ..stat import FileStat
 from .errors import NoSuchObjectError, may_have_been_applied
+from .listing import checked_pages
 from .stat import S3ObjectStat, S3PrefixStat
 from .writer import Completion
 
@@ -59,19 +60,16 @@ class S3Operations:
 
     def _pages(self, prefix: str, delimiter: str | None,
                max_keys: int | None = None) -> Iterator[dict[str, Any]]:
+        """The checked pages of the listing of ``prefix`` (see
+        :func:`pfio.fs.s3.listing.checked_pages`); only the first with ``max_keys``."""
         kwargs: dict[str, Any] = {"Prefix": prefix}
         if delimiter:
             kwargs["Delimiter"] = delimiter
         page_size = max_keys or self.list_page_size
         if page_size:
             kwargs["MaxKeys"] = page_size
-        while True:
-            page = self._list_page(prefix, **kwargs)
-            yield page
-            token = page.get("NextContinuationToken")
-            if not page.get("IsTruncated") or not token or max_keys:
-                return
-            kwargs["ContinuationToken"] = token
+        return checked_pages(lambda asked: self._list_page(prefix, **asked), prefix,
+                             self._url(prefix), kwargs, one=bool(max_keys))
 
     def _prefix_exists(self, key: str) -> bool:
         """True when some object is under ``key/`` (or ``key`` is "" and the bucket exists)."""

@@ -13,6 +13,7 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from .listing import listing_query, parse_listing
 from .wire import (
     Endpoint,
     bucket_configuration,
@@ -20,9 +21,7 @@ from .wire import (
     copy_source,
     delete_body,
     head_response,
-    listing_query,
     parse_delete_result,
-    parse_listing,
     result_etag,
     with_upload_id,
 )

@@ -10,7 +10,7 @@ import re
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, unquote_plus, urlsplit
+from urllib.parse import quote, urlsplit
 from xml.sax.saxutils import escape
 
 from .errors import ProtocolError, ServerError
@@ -178,8 +178,9 @@ def head_response(status: int, headers: dict[str, str]) -> dict[str, Any]:
         "Metadata": {name[len(_META):]: value for name, value in headers.items()
                      if name.startswith(_META)},
     }
-    if "last-modified" in headers:
-        response["LastModified"] = email.utils.parsedate_to_datetime(headers["last-modified"])
+    modified = _http_date(headers.get("last-modified"))
+    if modified is not None:  # (optional: a server may leave it out, or send nonsense)
+        response["LastModified"] = modified
     if "content-type" in headers:
         response["ContentType"] = headers["content-type"]
     return response
@@ -188,51 +189,15 @@ def head_response(status: int, headers: dict[str, str]) -> dict[str, Any]:
 _META = "x-amz-meta-"
 
 
-def listing_query(Prefix: str = "", Delimiter: str | None = None,  # noqa: N803
-                  MaxKeys: int | None = None, ContinuationToken: str | None = None) -> str:
-    """The query of a ListObjectsV2 request with botocore's arguments, keys URL-encoded in
-    the answer (``encoding-type=url``, as botocore asks: XML cannot carry every key)."""
-    fields = [("list-type", "2"), ("encoding-type", "url"), ("prefix", Prefix)]
-    if Delimiter:
-        fields.append(("delimiter", Delimiter))
-    if MaxKeys:
-        fields.append(("max-keys", str(MaxKeys)))
-    if ContinuationToken:
-        fields.append(("continuation-token", ContinuationToken))
-    return "&".join(f"{name}={quote(value, safe='-_.~')}" for name, value in fields)
-
-
-def parse_listing(body: bytes) -> dict[str, Any]:
-    """A ListObjectsV2 answer as botocore's ``list_objects_v2`` returns it: ``Contents``
-    (``Key``, ``Size``, ``LastModified``, ``ETag``), ``CommonPrefixes`` (``Prefix``),
-    ``IsTruncated``, ``NextContinuationToken``, ``KeyCount``; keys decoded."""
-    root = ElementTree.fromstring(body)
-    ns = root.tag[:root.tag.index("}") + 1] if root.tag.startswith("{") else ""
-    encoded = root.findtext(f"{ns}EncodingType") == "url"
-
-    def name(text: str | None) -> str:
-        return unquote_plus(text or "") if encoded else text or ""
-
-    page: dict[str, Any] = {
-        "IsTruncated": root.findtext(f"{ns}IsTruncated") == "true",
-        "KeyCount": int(root.findtext(f"{ns}KeyCount") or 0),
-        "Contents": [{"Key": name(item.findtext(f"{ns}Key")),
-                      "Size": int(item.findtext(f"{ns}Size") or 0),
-                      "LastModified": _iso_time(item.findtext(f"{ns}LastModified") or ""),
-                      "ETag": item.findtext(f"{ns}ETag") or ""}
-                     for item in root.iterfind(f"{ns}Contents")],
-        "CommonPrefixes": [{"Prefix": name(item.findtext(f"{ns}Prefix"))}
-                           for item in root.iterfind(f"{ns}CommonPrefixes")],
-    }
-    token = root.findtext(f"{ns}NextContinuationToken")
-    if token:
-        page["NextContinuationToken"] = token
-    return page
-
-
-def _iso_time(text: str) -> datetime.datetime:
-    """An S3 time (``2026-11-24T05:06:07.000Z``) as an aware ``datetime``."""
-    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+def _http_date(text: str | None) -> datetime.datetime | None:
+    """The aware ``datetime`` of an HTTP date, None when there is none that reads."""
+    if not text:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=datetime.timezone.utc)
 
 
 def get_headers(rng: str, if_match: str | None) -> list[tuple[str, str]]:
