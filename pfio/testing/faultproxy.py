@@ -19,11 +19,14 @@ runs, these faults can be set (and changed) at any time:
   a server that lies about its bytes. ``short_body_next`` and ``long_body_next`` are two
   such rewrites of ranged answers (206): the body without its last bytes, or with more,
   while ``Content-Range`` still names the range asked;
+* ``corrupt_next(k, match=None)``: flip one bit in the middle of the body of the next ``k``
+  requests with a body (of those ``match`` selects) on their way to the server: damage in
+  transit;
 * ``latency`` (seconds): wait before forwarding each request.
 
 It counts requests (``requests``, ``methods``), response body bytes sent to clients
 (``bytes_down``), request body bytes (``bytes_up``) and the faults it injected (``failed``,
-``cut``, ``rewritten``); :meth:`reset` zeroes counters and faults.
+``cut``, ``rewritten``, ``corrupted``); :meth:`reset` zeroes counters and faults.
 """
 
 from __future__ import annotations
@@ -272,6 +275,9 @@ class FaultProxy:
             self.failed = 0
             self.cut = 0
             self.rewritten = 0
+            self.corrupted = 0
+            self._corrupt_left = 0
+            self._corrupt_match: Callable[[Request], bool] | None = None
             self._fail_left = 0
             self._fail_status = 503
             self._fail_code = "SlowDown"
@@ -324,6 +330,22 @@ class FaultProxy:
         """Send the next ``k`` ranged answers (206) with ``extra`` bytes after their bodies,
         their ``Content-Range`` unchanged (delimited as in :meth:`short_body_next`)."""
         self.rewrite_next(k, _long_body(extra, framing), (206,), skip)
+
+    def corrupt_next(self, k: int, match: Callable[[Request], bool] | None = None) -> None:
+        """Flip one bit in the middle of the body of the next ``k`` requests that have one
+        (of those for which ``match(request)`` is true, when given) before forwarding them."""
+        with self._lock:
+            self._corrupt_left, self._corrupt_match = k, match
+
+    def _maybe_corrupt(self, request: Request, body: bytes) -> bytes:
+        with self._lock:
+            if not body or self._corrupt_left <= 0 or \
+                    (self._corrupt_match is not None and not self._corrupt_match(request)):
+                return body
+            self._corrupt_left -= 1
+            self.corrupted += 1
+        middle = len(body) // 2
+        return body[:middle] + bytes([body[middle] ^ 0x10]) + body[middle + 1:]
 
     @property
     def rewritten_requests(self) -> list[Request]:
@@ -398,6 +420,7 @@ class FaultProxy:
                 request = Request(method, head.split(b" ", 2)[1].decode("latin-1"), headers)
                 if self._inject_error(client, request, len(body)):
                     continue
+                body = self._maybe_corrupt(request, body)
                 if "range" in headers:
                     head = self._maybe_unrange(head)
                 if self.latency:

@@ -78,8 +78,9 @@ class RestRequests:
         meta = self._send("HEAD", bucket, key, "", [], None)["ResponseMetadata"]
         return head_response(meta["HTTPStatusCode"], meta["HTTPHeaders"])
 
-    def put_object(self, bucket: str, key: str, body: Any, crc32: str) -> dict[str, Any]:
-        return self._send("PUT", bucket, key, "", [("x-amz-checksum-crc32", crc32)], body)
+    def put_object(self, bucket: str, key: str, body: Any, crc32: str,
+                   md5: str | None = None, exclusive: bool = False) -> dict[str, Any]:
+        return self._send("PUT", bucket, key, "", _put_headers(crc32, md5, exclusive), body)
 
     def create_multipart_upload(self, bucket: str, key: str,
                                 checksum: str | None = "CRC32") -> dict[str, Any]:
@@ -87,16 +88,19 @@ class RestRequests:
         return with_upload_id(self._send("POST", bucket, key, "uploads", headers, b""))
 
     def upload_part(self, bucket: str, key: str, upload_id: str, number: int, body: Any,
-                    crc32: str) -> dict[str, Any]:
+                    crc32: str, md5: str | None = None) -> dict[str, Any]:
         query = f"partNumber={number}&uploadId={quote(upload_id, safe='')}"
-        return self._send("PUT", bucket, key, query, [("x-amz-checksum-crc32", crc32)], body)
+        return self._send("PUT", bucket, key, query, _put_headers(crc32, md5), body)
 
     def complete_multipart_upload(self, bucket: str, key: str, upload_id: str,
-                                  parts: list[dict[str, Any]]) -> dict[str, Any]:
+                                  parts: list[dict[str, Any]],
+                                  exclusive: bool = False) -> dict[str, Any]:
+        headers = [("content-type", "application/xml")]
+        if exclusive:
+            headers.append(("if-none-match", "*"))
         return result_etag(self._send(
-            "POST", bucket, key, f"uploadId={quote(upload_id, safe='')}",
-            [("content-type", "application/xml")], completion_body(parts)),
-            "CompleteMultipartUploadResult")
+            "POST", bucket, key, f"uploadId={quote(upload_id, safe='')}", headers,
+            completion_body(parts)), "CompleteMultipartUploadResult")
 
     def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:
         return self._send("DELETE", bucket, key, f"uploadId={quote(upload_id, safe='')}", [],
@@ -128,7 +132,7 @@ class RestRequests:
         return result_etag(self._send(
             "PUT", bucket, key, query,
             [("x-amz-copy-source", copy_source(source_bucket, source_key)),
-             ("x-amz-copy-source-range", rng)], b""), "CopyPartResult")
+             ("x-amz-copy-source-range", rng)], b""), "CopyPartResult", required=True)
 
     def head_bucket(self, bucket: str) -> dict[str, Any]:
         return self._send("HEAD", bucket, "", "", [], None)
@@ -137,3 +141,15 @@ class RestRequests:
         region = self._region
         body = b"" if region == "us-east-1" else bucket_configuration(region)
         return self._send("PUT", bucket, "", "", [], body)
+
+
+def _put_headers(crc32: str, md5: str | None,
+                 exclusive: bool = False) -> list[tuple[str, str]]:
+    """The headers of a PUT of a body (or a part) with the checksum ``crc32``, its
+    ``Content-MD5`` when given, and ``If-None-Match: *`` when ``exclusive``."""
+    headers = [("x-amz-checksum-crc32", crc32)]
+    if md5 is not None:
+        headers.append(("content-md5", md5))
+    if exclusive:
+        headers.append(("if-none-match", "*"))
+    return headers

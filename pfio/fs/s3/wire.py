@@ -135,16 +135,20 @@ def completed(response: dict[str, Any], result: str) -> ElementTree.Element:
     return root
 
 
-def result_etag(response: dict[str, Any], result: str) -> dict[str, Any]:
+def result_etag(response: dict[str, Any], result: str,
+                required: bool = False) -> dict[str, Any]:
     """``response`` to a copy or a completion (see :func:`completed`), with the ``ETag`` of
-    its ``result`` element as ``response[result]["ETag"]`` and ``response["ETag"]``.
+    its ``result`` element as ``response[result]["ETag"]`` and ``response["ETag"]`` ("" when
+    it names none: Ceph may leave a completion's empty).
 
     Raises:
-        ServerError: as :func:`completed`; also when the result names no ETag.
+        ServerError: as :func:`completed`; also when the result names no ETag and one is
+            ``required``.
     """
     root = completed(response, result)
-    etag = next((element.text for element in root if _local(element.tag) == "ETag"), None)
-    if not etag:
+    etag = next((element.text for element in root if _local(element.tag) == "ETag"),
+                None) or ""
+    if required and not etag:
         raise ServerError(500, UNREADABLE, f"a {result} without an ETag: "
                           f"{excerpt(response['Body'])}",
                           response["ResponseMetadata"]["HTTPHeaders"])

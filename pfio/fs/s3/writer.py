@@ -19,16 +19,24 @@ succeeds; otherwise it raises an ``OSError`` saying so. An upload whose completi
 succeeded is never aborted unless that look said it did not: when the object cannot be
 looked at, the upload is left for the bucket's lifecycle rules, with a warning.
 
-Every PUT carries the CRC32 of its body (``x-amz-checksum-crc32``), which S3 checks before
-it stores the bytes, and a multipart upload declares CRC32 as its checksum algorithm (S3
-then keeps a checksum of checksums and does not checksum the whole object again). The
-CRC is computed here rather than by botocore, which would send it in an ``aws-chunked``
-trailer that older S3-compatible servers reject.
+Every PUT and part carries the CRC32 of its body (``x-amz-checksum-crc32``) and, until the
+endpoint has shown that it checks that CRC, its ``Content-MD5``; the answer is checked
+(:mod:`pfio.fs.s3.integrity`: the echoed CRC32, else the ETag when it is the body's MD5). A
+multipart upload declares CRC32 as its checksum algorithm (S3 then keeps a checksum of
+checksums and does not checksum the whole object again). The checksums are computed here
+rather than by botocore, which would send the CRC in an ``aws-chunked`` trailer that older
+S3-compatible servers reject: a part's in the thread that uploads it, while the caller
+writes on.
+
+``exclusive`` (``open(name, "xb")``): the PUT, or the completion, carries
+``If-None-Match: *``, so that on a server with conditional writes (AWS, MinIO, Ceph) only
+one of several writers creates the object and the others get ``FileExistsError``; a server
+without them ignores the header (the check is then the HEAD made when the file is opened,
+racy).
 """
 
 from __future__ import annotations
 
-import base64
 import binascii
 import errno
 import functools
@@ -38,9 +46,9 @@ import threading
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from ...checksums import crc32
 from ..writers import AtomicSink
 from .errors import client_error_info, may_have_been_applied
+from .integrity import Digests, digests_of, verify
 from .retry import call
 
 if TYPE_CHECKING:
@@ -54,19 +62,16 @@ MAX_PARTS = 10000
 MIN_PART = 5 << 20
 
 
-def crc32_of(data: bytes | bytearray | memoryview) -> str:
-    """The CRC32 of ``data`` as S3 wants it: base64 of its 4 big-endian bytes."""
-    return base64.b64encode(crc32(data).to_bytes(4, "big")).decode()
-
-
 class S3Sink(AtomicSink):
     """Writes ``key`` through ``conn``; see the module documentation."""
 
     def __init__(self, conn: S3Connection, key: str, chunk_size: int,
-                 max_inflight: int = 4) -> None:
+                 max_inflight: int = 4, exclusive: bool = False) -> None:
         super().__init__(conn.url(key))
         self._conn = conn
         self._key = key
+        self._exclusive = exclusive
+        self._endpoint = conn.settings.endpoint
         self.chunk_size = max(chunk_size, MIN_PART)
         self._buffer = bytearray()  # the part being filled
         self._upload_id: str | None = None
@@ -82,9 +87,12 @@ class S3Sink(AtomicSink):
             # caller's ``bytes``) are sent as they are, not copied
             whole = outer.obj
             kept = memoryview(whole) if isinstance(whole, bytes) and len(whole) == n else None
-            while pos < n:
-                part = self._part_size()
-                if not self._buffer and n - pos >= part:
+            while pos < n:  # (a full buffer is a part once more bytes come: an object
+                part = self._part_size()  # of exactly one part is one PUT)
+                if len(self._buffer) == part:
+                    self._send_part(self._take_buffer())
+                    continue
+                if not self._buffer and n - pos > part:
                     if kept is not None:
                         self._send_part(kept[pos:pos + part], copy=False)
                     else:
@@ -94,8 +102,6 @@ class S3Sink(AtomicSink):
                 take = min(n - pos, part - len(self._buffer))
                 self._buffer += view[pos:pos + take]
                 pos += take
-                if len(self._buffer) == part:
-                    self._send_part(self._take_buffer())
         return n
 
     def _take_buffer(self) -> bytearray:
@@ -133,41 +139,86 @@ class S3Sink(AtomicSink):
         self._parts.append(future)
 
     def _upload_part(self, number: int,
-                     holder: list[bytes | bytearray]) -> tuple[dict[str, Any], int]:
-        """Upload part ``number`` (the bytes in ``holder``); its entry of the completion
-        and its size."""
+                     holder: list[bytes | bytearray]) -> tuple[dict[str, Any], int, bool]:
+        """Upload part ``number`` (the bytes in ``holder``); its entry of the completion,
+        its size and whether its ETag is its MD5."""
         conn = self._conn
         chunk = holder.pop()  # the request below holds the only reference: freed before
         size = len(chunk)     # the slot is
-        checksum = crc32_of(chunk)
-        request = functools.partial(conn.engine().upload_part, conn.bucket, self._key,
-                                    self._upload_id, number, chunk, checksum)
-        del chunk
+        request = None
         try:
-            response = call(conn.retry, "PUT", self.name, request, nbytes=lambda _: size)
+            sums = digests_of(chunk, self._endpoint)
+            request = functools.partial(self._send_part_once, number, chunk, sums)
+            del chunk
+            response, md5_etag = call(conn.retry, "PUT", self.name, request,
+                                      nbytes=lambda _: size)
             return {"PartNumber": number, "ETag": response["ETag"],
-                    "ChecksumCRC32": checksum}, size
+                    "ChecksumCRC32": sums.crc32}, size, md5_etag
         finally:
             del request
             self._slots.release()
 
-    def _commit(self) -> None:
+    def _send_part_once(self, number: int, chunk: bytes | bytearray,
+                        sums: Digests) -> tuple[dict[str, Any], bool]:
+        """One try of part ``number``: the answer, and whether its ETag is the part's MD5."""
         conn = self._conn
-        engine = conn.engine()
+        response = conn.engine().upload_part(conn.bucket, self._key, self._upload_id, number,
+                                             chunk, sums.crc32, sums.content_md5)
+        return response, verify(response, sums, self._endpoint,
+                                f"part {number} of {self.name}")
+
+    def _commit(self) -> None:
         if self._upload_id is None:
-            body = self._take_buffer()
-            checksum = crc32_of(body)
-            call(conn.retry, "PUT", self.name,
-                 lambda: engine.put_object(conn.bucket, self._key, body, checksum),
-                 nbytes=lambda _: len(body))
+            self._put(self._take_buffer())
             return
         if self._buffer:
             self._send_part(self._take_buffer())
-        completion = Completion(conn, self._key, self._upload_id)
+        completion = Completion(self._conn, self._key, self._upload_id, self._exclusive)
         for future in self._parts:
             completion.add(*future.result())
         self._completion = completion
         completion.complete()
+
+    def _put(self, body: bytearray) -> None:
+        """Send the whole object ``body`` with one PUT, its checksums checked.
+
+        Raises:
+            FileExistsError: ``exclusive``, and an object is at the key.
+        """
+        conn, endpoint = self._conn, self._endpoint
+        sums = digests_of(body, endpoint)
+        unsure = False
+
+        def send() -> dict[str, Any]:
+            nonlocal unsure
+            try:
+                response = conn.engine().put_object(conn.bucket, self._key, body, sums.crc32,
+                                                    sums.content_md5, self._exclusive)
+            except Exception as exc:
+                unsure = unsure or may_have_been_applied(exc)
+                raise
+            verify(response, sums, endpoint, self.name)
+            return response
+
+        try:
+            call(conn.retry, "PUT", self.name, send, nbytes=lambda _: len(body))
+        except OSError as exc:
+            if not (self._exclusive and _precondition_failed(exc)):
+                raise
+            if unsure and sums.md5 is not None and self._is_ours(sums.md5, len(body)):
+                return  # a try that created it lost its answer; the next one found it
+            raise FileExistsError(errno.EEXIST, "file exists", self.name) from None
+
+    def _is_ours(self, md5: str, size: int) -> bool:
+        """Whether the object at the key has ``size`` bytes and the ETag ``md5``."""
+        conn = self._conn
+        try:
+            head = call(conn.retry, "HEAD", self.name,
+                        lambda: conn.engine().head_object(conn.bucket, self._key))
+        except FileNotFoundError:
+            return False
+        return head.get("ContentLength") == size and \
+            str(head.get("ETag") or "").strip('"') == md5
 
     def _discard(self) -> None:
         self._take_buffer()
@@ -202,20 +253,25 @@ class Completion:
     have been completed (whoever would abort it must not).
     """
 
-    def __init__(self, conn: S3Connection, key: str, upload_id: str) -> None:
+    def __init__(self, conn: S3Connection, key: str, upload_id: str,
+                 exclusive: bool = False) -> None:
         self._conn = conn
         self._key = key
         self.upload_id = upload_id
+        self.exclusive = exclusive
         self.name = conn.url(key)
         self.parts: list[dict[str, Any]] = []
         self.size = 0
+        self.md5_etags = True
         self.may_be_published = False
 
-    def add(self, part: dict[str, Any], size: int) -> None:
+    def add(self, part: dict[str, Any], size: int, md5_etag: bool = True) -> None:
         """The next part (``PartNumber``, ``ETag``, maybe ``ChecksumCRC32``), of ``size``
-        bytes."""
+        bytes; ``md5_etag``: False when its ETag may not be the MD5 of its bytes (SSE-KMS,
+        SSE-C)."""
         self.parts.append(part)
         self.size += size
+        self.md5_etags = self.md5_etags and md5_etag
 
     def complete(self) -> None:
         """Send CompleteMultipartUpload (with retries); a failure after a try that may
@@ -232,7 +288,7 @@ class Completion:
             nonlocal unsure
             try:
                 return conn.engine().complete_multipart_upload(conn.bucket, key, upload_id,
-                                                               parts)
+                                                               parts, self.exclusive)
             except Exception as exc:
                 unsure = unsure or may_have_been_applied(exc)
                 raise
@@ -243,7 +299,10 @@ class Completion:
         except OSError as exc:
             failure = exc
         info = client_error_info(failure.__cause__) if failure.__cause__ else None
-        if not unsure and (info is None or info[0] != "NoSuchUpload"):
+        if self.exclusive and _precondition_failed(failure) and not unsure:
+            raise FileExistsError(errno.EEXIST, "file exists", self.name) from None
+        if not unsure and (info is None or info[0] != "NoSuchUpload") and \
+                not _precondition_failed(failure):
             raise failure  # answered, and not applied: the upload may be aborted
         self.may_be_published = True
         try:
@@ -269,6 +328,8 @@ class Completion:
     def expected_etag(self) -> str | None:
         """The ETag S3 gives the object this upload makes (MD5 of the parts' binary MD5s,
         ``-`` and the number of parts), None when the parts' ETags are not MD5s."""
+        if not self.md5_etags:
+            return None
         digests = []
         for part in self.parts:
             etag = str(part.get("ETag") or "").strip('"').lower()
@@ -292,3 +353,9 @@ class Completion:
         if expected is not None:
             return etag == expected
         return head.get("ContentLength") == self.size
+
+
+def _precondition_failed(exc: OSError) -> bool:
+    """Whether ``exc`` is a refused ``If-None-Match: *`` (an object is at the key)."""
+    info = client_error_info(exc.__cause__) if exc.__cause__ is not None else None
+    return info is not None and (info[0] == "PreconditionFailed" or info[1] == 412)
