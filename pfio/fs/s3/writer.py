@@ -283,6 +283,8 @@ class Completion:
         """
         conn, key, upload_id, parts = self._conn, self._key, self.upload_id, self.parts
         unsure = False
+        if self.exclusive and self._head() is not None:  # (for servers that ignore the
+            raise FileExistsError(errno.EEXIST, "file exists", self.name)  # condition)
 
         def send() -> dict[str, Any]:
             nonlocal unsure
@@ -306,10 +308,7 @@ class Completion:
             raise failure  # answered, and not applied: the upload may be aborted
         self.may_be_published = True
         try:
-            head = call(conn.retry, "HEAD", self.name,
-                        lambda: conn.engine().head_object(conn.bucket, key))
-        except FileNotFoundError:
-            head = None
+            head = self._head()
         except OSError as exc:
             raise OSError(errno.EIO, f"completing the multipart upload failed "
                           f"({failure.strerror}) and whether it was completed could not be "
@@ -324,6 +323,15 @@ class Completion:
         raise OSError(errno.EIO, f"completing the multipart upload failed "
                       f"({failure.strerror}) and {found} is at its key: nothing was "
                       "published", self.name) from failure
+
+    def _head(self) -> dict[str, Any] | None:
+        """The HEAD of the object at the key, None when there is none."""
+        conn = self._conn
+        try:
+            return call(conn.retry, "HEAD", self.name,
+                        lambda: conn.engine().head_object(conn.bucket, self._key))
+        except FileNotFoundError:
+            return None
 
     def expected_etag(self) -> str | None:
         """The ETag S3 gives the object this upload makes (MD5 of the parts' binary MD5s,
