@@ -151,3 +151,29 @@ def test_an_error_inside_a_200_delete_answer_is_not_taken_for_done(
     proxy.fail_next(10, status=200, body=b"", match=lambda r: r.target.endswith("?delete"))
     with pytest.raises(OSError, match="UnreadableAnswer"):
         fs.remove("d", recursive=True)
+
+
+def is_create(request: Request) -> bool:
+    return request.method == "POST" and request.target.endswith("?uploads")
+
+
+def server_error(answer: Answer) -> None:
+    answer.status, answer.reason = 500, "Internal Server Error"
+    unreadable(b"<Error><Code>InternalError</Code></Error>")(answer)
+
+
+@pytest.mark.parametrize("engine", ["http", "boto3"])
+def test_an_upload_started_by_a_try_whose_answer_was_lost_is_aborted(
+        proxy: FaultProxy, bucket: str, engine: str, moto_server) -> None:
+    import boto3
+
+    fs = filesystem(bucket, proxy.endpoint, engine)
+    proxy.rewrite_next(1, server_error, statuses=(200,), match=is_create)
+    data = os.urandom(6 * MIB)
+    with fs.open("big", "wb") as f:
+        f.write(data)
+    assert proxy.rewritten == 1
+    client = boto3.client("s3", endpoint_url=moto_server.endpoint)
+    assert client.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+    with fs.open("big", "rb") as f:
+        assert f.read() == data

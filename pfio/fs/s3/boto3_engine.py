@@ -75,6 +75,9 @@ class Boto3Engine:
             Bucket=bucket, Key=key, UploadId=upload_id, MultipartUpload={"Parts": parts},
             **kwargs), "CompleteMultipartUploadResult")
 
+    def list_multipart_uploads(self, bucket: str, prefix: str) -> dict[str, Any]:
+        return self._client.list_multipart_uploads(Bucket=bucket, Prefix=prefix)
+
     def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:
         return self._client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
 

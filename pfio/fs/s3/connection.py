@@ -147,6 +147,10 @@ class Engine(Protocol):
                                   parts: list[dict[str, Any]],
                                   exclusive: bool = False) -> dict[str, Any]: ...
 
+    def list_multipart_uploads(self, bucket: str, prefix: str) -> dict[str, Any]:
+        """The uploads in progress of keys under ``prefix`` (``Uploads``: ``Key``,
+        ``UploadId``, ``Initiated``)."""
+
     def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:
         ...
 

@@ -22,6 +22,7 @@ from .wire import (
     delete_body,
     head_response,
     parse_delete_result,
+    parse_uploads,
     result_etag,
     with_upload_id,
 )
@@ -101,6 +102,12 @@ class RestRequests:
         return result_etag(self._send(
             "POST", bucket, key, f"uploadId={quote(upload_id, safe='')}", headers,
             completion_body(parts)), "CompleteMultipartUploadResult")
+
+    def list_multipart_uploads(self, bucket: str, prefix: str) -> dict[str, Any]:
+        query = f"prefix={quote(prefix, safe='-_.~')}&uploads="
+        response = self._send("GET", bucket, "", query, [], None)
+        return {"Uploads": parse_uploads(response["Body"]),
+                "ResponseMetadata": response["ResponseMetadata"]}
 
     def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:
         return self._send("DELETE", bucket, key, f"uploadId={quote(upload_id, safe='')}", [],

@@ -247,3 +247,26 @@ def parse_delete_result(response: dict[str, Any]) -> dict[str, Any]:
         if _local(element.tag) == "Error":
             errors.append({_local(child.tag): child.text or "" for child in element})
     return {"Errors": errors} if errors else {}
+
+
+def parse_uploads(body: bytes) -> list[dict[str, Any]]:
+    """The uploads of a ListMultipartUploads answer as botocore gives them: ``Key``,
+    ``UploadId``, ``Initiated`` (an aware ``datetime``, when the answer tells it).
+
+    Raises:
+        ServerError: the answer is not a ListMultipartUploadsResult (retried).
+    """
+    root = completed({"Body": body, "ResponseMetadata": {"HTTPHeaders": {}}},
+                     "ListMultipartUploadsResult")
+    uploads = []
+    for element in root:
+        if _local(element.tag) != "Upload":
+            continue
+        fields = {_local(child.tag): child.text or "" for child in element}
+        upload: dict[str, Any] = {"Key": fields.get("Key", ""),
+                                  "UploadId": fields.get("UploadId", "")}
+        if fields.get("Initiated"):
+            upload["Initiated"] = datetime.datetime.fromisoformat(
+                fields["Initiated"].replace("Z", "+00:00"))
+        uploads.append(upload)
+    return uploads

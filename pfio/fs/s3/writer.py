@@ -43,6 +43,7 @@ import functools
 import hashlib
 import logging
 import threading
+import time
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
@@ -118,11 +119,8 @@ class S3Sink(AtomicSink):
         bytes is copied once a slot is free (so at most ``max_inflight`` parts exist)
         unless ``copy`` is False (a view of ``bytes``, which cannot change), a filled
         buffer is handed over."""
-        conn = self._conn
         if self._upload_id is None:
-            response = call(conn.retry, "POST", self.name, lambda: conn.engine().
-                            create_multipart_upload(conn.bucket, self._key))
-            self._upload_id = response["UploadId"]
+            self._upload_id = self._create_upload()
         number = len(self._parts) + 1
         if number > MAX_PARTS:
             raise OSError(27, f"more than {MAX_PARTS} parts of {self.chunk_size} bytes: "
@@ -132,11 +130,66 @@ class S3Sink(AtomicSink):
         self._slots.acquire()
         try:
             holder = [bytes(data) if copy and isinstance(data, memoryview) else data]
-            future = conn.executor().submit(self._upload_part, number, holder)
+            future = self._conn.executor().submit(self._upload_part, number, holder)
         except BaseException:
             self._slots.release()
             raise
         self._parts.append(future)
+
+    def _create_upload(self) -> str:
+        """Start the multipart upload; its id. A try that may have started one whose answer
+        was lost is not resent blindly: once an upload is started, the others of this key
+        the server began while pfio was trying (the orphans) are aborted."""
+        conn = self._conn
+        unsure = False
+        began = time.monotonic()
+
+        def create() -> dict[str, Any]:
+            nonlocal unsure
+            try:
+                return conn.engine().create_multipart_upload(conn.bucket, self._key)
+            except Exception as exc:
+                unsure = unsure or may_have_been_applied(exc)
+                raise
+
+        upload_id = call(conn.retry, "POST", self.name, create)["UploadId"]
+        if unsure:
+            self._abort_orphans(upload_id, time.monotonic() - began)
+        return upload_id
+
+    def _abort_orphans(self, ours: str, window: float) -> None:
+        """Abort the uploads of this key other than ``ours`` that the server began in the
+        ``window`` seconds before it began ours (by its own clock, to the second): those
+        the tries whose answers were lost started."""
+        conn, key = self._conn, self._key
+        try:
+            uploads = call(conn.retry, "GET", self.name, lambda: conn.engine().
+                           list_multipart_uploads(conn.bucket, key)).get("Uploads") or []
+        except OSError as exc:
+            logger.warning("%s: could not look for the uploads a lost answer may have "
+                           "started (%s): left for the bucket's lifecycle rules", self.name,
+                           exc)
+            return
+        mine = [u for u in uploads if u.get("Key") == key and u.get("Initiated")]
+        start = next((u["Initiated"].timestamp() for u in mine if u["UploadId"] == ours),
+                     None)
+        if start is None:
+            logger.warning("%s: the upload %s is not listed: the uploads a lost answer may "
+                           "have started are left for the bucket's lifecycle rules",
+                           self.name, ours)
+            return
+        for upload in mine:
+            at = upload["Initiated"].timestamp()
+            if upload["UploadId"] == ours or not start - window - 1.0 <= at <= start:
+                continue
+            orphan = upload["UploadId"]
+            logger.warning("%s: aborting the multipart upload %s, started by a try whose "
+                           "answer was lost", self.name, orphan)
+            try:
+                call(conn.retry, "DELETE", self.name, lambda orphan=orphan: conn.engine().
+                     abort_multipart_upload(conn.bucket, key, orphan))
+            except OSError as exc:
+                logger.warning("%s: could not abort %s: %s", self.name, orphan, exc)
 
     def _upload_part(self, number: int,
                      holder: list[bytes | bytearray]) -> tuple[dict[str, Any], int, bool]:
