@@ -75,6 +75,9 @@ class S3Sink(AtomicSink):
         self._endpoint = conn.settings.endpoint
         self.chunk_size = max(chunk_size, MIN_PART)
         self._buffer = bytearray()  # the part being filled
+        #: a whole part of the caller's immutable bytes, not copied, waiting to know whether
+        #: more come (then it is a part) or not (then it is the object, one PUT)
+        self._held: memoryview | None = None
         self._upload_id: str | None = None
         self._parts: list[Future] = []
         self._slots = threading.BoundedSemaphore(max(1, max_inflight))
@@ -88,25 +91,36 @@ class S3Sink(AtomicSink):
             # caller's ``bytes``) are sent as they are, not copied
             whole = outer.obj
             kept = memoryview(whole) if isinstance(whole, bytes) and len(whole) == n else None
-            while pos < n:  # (a full buffer is a part once more bytes come: an object
-                part = self._part_size()  # of exactly one part is one PUT)
+            while pos < n:  # (a full part is sent once more bytes come: an object of
+                part = self._part_size()  # exactly one part is one PUT)
+                if self._held is not None:
+                    self._send_part(self._take_buffer(), copy=False)
+                    continue
                 if len(self._buffer) == part:
                     self._send_part(self._take_buffer())
                     continue
-                if not self._buffer and n - pos > part:
+                if not self._buffer and n - pos >= part:
                     if kept is not None:
-                        self._send_part(kept[pos:pos + part], copy=False)
-                    else:
+                        self._held = kept[pos:pos + part]
+                    elif n - pos > part:
                         self._send_part(view[pos:pos + part])
+                    else:
+                        break  # (buffered below)
                     pos += part
                     continue
                 take = min(n - pos, part - len(self._buffer))
                 self._buffer += view[pos:pos + take]
                 pos += take
+            if pos < n:  # a whole part of mutable bytes, the last of this write: copied
+                self._buffer += view[pos:]
         return n
 
-    def _take_buffer(self) -> bytearray:
-        """The bytes buffered so far (handed over, not copied); the buffer is emptied."""
+    def _take_buffer(self) -> bytearray | memoryview:
+        """The part held, else the bytes buffered so far (handed over, not copied); both
+        are emptied."""
+        if self._held is not None:
+            held, self._held = self._held, None
+            return held
         chunk, self._buffer = self._buffer, bytearray()
         return chunk
 
@@ -224,7 +238,9 @@ class S3Sink(AtomicSink):
         if self._upload_id is None:
             self._put(self._take_buffer())
             return
-        if self._buffer:
+        if self._held is not None:
+            self._send_part(self._take_buffer(), copy=False)
+        elif self._buffer:
             self._send_part(self._take_buffer())
         completion = Completion(self._conn, self._key, self._upload_id, self._exclusive)
         for future in self._parts:
@@ -232,7 +248,7 @@ class S3Sink(AtomicSink):
         self._completion = completion
         completion.complete()
 
-    def _put(self, body: bytearray) -> None:
+    def _put(self, body: bytearray | memoryview) -> None:
         """Send the whole object ``body`` with one PUT, its checksums checked.
 
         Raises:
@@ -274,7 +290,7 @@ class S3Sink(AtomicSink):
             str(head.get("ETag") or "").strip('"') == md5
 
     def _discard(self) -> None:
-        self._take_buffer()
+        self._held, self._buffer = None, bytearray()
         if self._upload_id is None:
             return
         for future in self._parts:
