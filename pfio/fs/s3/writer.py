@@ -29,10 +29,10 @@ S3-compatible servers reject: a part's in the thread that uploads it, while the 
 writes on.
 
 ``exclusive`` (``open(name, "xb")``): the PUT, or the completion, carries
-``If-None-Match: *``, so that on a server with conditional writes (AWS, MinIO, Ceph) only
-one of several writers creates the object and the others get ``FileExistsError``; a server
-without them ignores the header (the check is then the HEAD made when the file is opened,
-racy).
+``If-None-Match: *``, so that on a server with conditional writes (PUTs: AWS, Ceph, moto;
+completions: AWS) only one of several writers creates the object and the others get
+``FileExistsError``; a server without them ignores the header (the check is then the HEADs
+made when the file is opened and before the upload is completed, racy).
 """
 
 from __future__ import annotations
