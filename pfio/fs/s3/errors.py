@@ -43,14 +43,14 @@ _THROTTLING_STATUS = frozenset({429, 503, 509})
 TRANSIENT_CODES = frozenset({"RequestTimeout", "RequestTimeoutException", "InternalError",
                              "OperationAborted", "500", "502", "504",
                              # a body damaged on its way: the next try sends it again
-                             "BadDigest", "XAmzContentChecksumMismatch"})
+                             "BadDigest", "StoredBadDigest", "XAmzContentChecksumMismatch"})
 #: 5xx answers that no retry can change (the request is not supported as sent)
 _PERMANENT_5XX = frozenset({501, 505, 506, 510, 511})
 _PERMANENT_CODES = frozenset({"NotImplemented", "501", "505"})
 #: codes whose message is worth giving the caller (what was wrong with an answer, or with
 #: the bytes the server received)
 _EXPLAINED = frozenset({"UnreadableAnswer", "UnreadableListing", "BadDigest",
-                        "XAmzContentChecksumMismatch"})
+                        "StoredBadDigest", "XAmzContentChecksumMismatch"})
 #: the names of exception classes (and bases) of broken or silent connections in botocore,
 #: urllib3 and http.client, matched by name so that this module imports none of them
 _CONNECTION_ERRORS = frozenset({

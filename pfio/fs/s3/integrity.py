@@ -9,9 +9,9 @@ those servers check before storing it: Ceph answers ``BadDigest``), and the answ
 compared with that MD5 when the ETag is one: a single PUT or a part of an object known
 unencrypted or encrypted with SSE-S3 (an ETag of SSE-KMS or SSE-C is not an MD5).
 
-A mismatch is raised as a :class:`ServerError` ``BadDigest`` (status 400), which the retry
-loop retries (the bytes were damaged on the way: the next try sends them again), then an
-``OSError``.
+A mismatch is raised as a :class:`ServerError` ``BadDigest`` (status 400; ``StoredBadDigest``
+when the server stored the damaged bytes), which the retry loop retries (the bytes were
+damaged on the way: the next try sends them again), then an ``OSError``.
 """
 
 from __future__ import annotations
@@ -26,8 +26,11 @@ from ...checksums import crc32
 from .errors import ServerError
 from .wire import UNREADABLE
 
-#: the code of a mismatch between the bytes sent and what the server says it stored
+#: the code of a mismatch between the bytes sent and the checksum the server echoed
 BAD_DIGEST = "BadDigest"
+#: the code of a mismatch between the bytes sent and the MD5 ETag of what the server
+#: stored (it checked neither the CRC nor ``Content-MD5``)
+STORED_BAD_DIGEST = "StoredBadDigest"
 _MD5 = re.compile(r"[0-9a-f]{32}")
 #: server-side encryptions whose ETags are the MD5 of the bytes (None: no encryption)
 _MD5_ETAG_ENCRYPTIONS = frozenset({None, "AES256"})
@@ -85,7 +88,8 @@ def verify(response: dict[str, Any], sent: Digests, endpoint: str | None,
         headers.get("x-amz-server-side-encryption") in _MD5_ETAG_ENCRYPTIONS and \
         "x-amz-server-side-encryption-customer-algorithm" not in headers
     if md5_etag and sent.md5 is not None and etag != sent.md5:
-        raise ServerError(400, BAD_DIGEST, f"{what} was stored with the ETag {etag}, not the "
+        raise ServerError(400, STORED_BAD_DIGEST, f"{what} was stored with the ETag {etag}, "
+                          f"not the "
                           f"MD5 of the bytes written ({sent.md5}): the bytes were damaged "
                           "on the way", headers)
     return md5_etag

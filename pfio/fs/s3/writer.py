@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..writers import AtomicSink
 from .errors import client_error_info, may_have_been_applied
-from .integrity import Digests, digests_of, verify
+from .integrity import STORED_BAD_DIGEST, Digests, digests_of, verify
 from .retry import call
 
 if TYPE_CHECKING:
@@ -272,6 +272,11 @@ class S3Sink(AtomicSink):
         try:
             call(conn.retry, "PUT", self.name, send, nbytes=lambda _: len(body))
         except OSError as exc:
+            info = client_error_info(exc.__cause__) if exc.__cause__ is not None else None
+            if info is not None and info[0] == STORED_BAD_DIGEST:
+                raise OSError(errno.EIO, f"{exc.strerror}; the server checks neither the "
+                              "CRC nor Content-MD5 and stored them: the object at this key "
+                              "is damaged, write it again", self.name) from exc
             if not (self._exclusive and _precondition_failed(exc)):
                 raise
             if unsure and sums.md5 is not None and self._is_ours(sums.md5, len(body)):
