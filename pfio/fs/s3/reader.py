@@ -161,7 +161,7 @@ class S3Reader(io.BufferedIOBase):
         """
         self._check_open()
         offset = operator.index(offset)
-        with self._lock:
+        with self._reading():
             self._pos = seek_position(offset, whence, self._pos, self._size, self.name)
             return self._pos
 
