@@ -4,24 +4,29 @@
 requests to the upstream server, one upstream connection per client connection. While it
 runs, these faults can be set (and changed) at any time:
 
-* ``fail_next(k, status=503, code="SlowDown", match=None)``: answer the next ``k`` requests
-  (of those ``match(request)`` selects) with an S3 style error, without forwarding them;
+* ``fail_next(k, status=503, code="SlowDown", match=None, body=None)``: answer the next
+  ``k`` requests (of those ``match(request)`` selects) with an S3 style error (or with
+  ``status`` and exactly ``body``: a 200 of whitespace), without forwarding them;
 * ``cut_next(k, after_bytes)``: for the next ``k`` responses whose body is longer than
   ``after_bytes``, send the head and the first ``after_bytes`` bytes of the body, then
   close the connection;
 * ``ignore_range_next(k, skip=0)``: after ``skip`` more ranged requests, forward the next
   ``k`` ones without their ``Range`` header (the server answers 200, the whole object);
-* ``rewrite_next(k, rewrite, statuses=(200, 206), skip=0)``: after ``skip`` more, pass the
-  next ``k`` answers to GETs with one of ``statuses`` through ``rewrite(answer)``, which
+* ``rewrite_next(k, rewrite, statuses=(200, 206), skip=0, match=None)``: after ``skip``
+  more, pass the next ``k`` answers to GETs (or to the requests ``match`` selects) with one
+  of ``statuses`` through ``rewrite(answer)``, which
   changes the :class:`Answer` (status, header fields, body, framing) before it is sent:
   a server that lies about its bytes. ``short_body_next`` and ``long_body_next`` are two
   such rewrites of ranged answers (206): the body without its last bytes, or with more,
   while ``Content-Range`` still names the range asked;
+* ``corrupt_next(k, match=None)``: flip one bit in the middle of the body of the next ``k``
+  requests with a body (of those ``match`` selects) on their way to the server: damage in
+  transit;
 * ``latency`` (seconds): wait before forwarding each request.
 
 It counts requests (``requests``, ``methods``), response body bytes sent to clients
 (``bytes_down``), request body bytes (``bytes_up``) and the faults it injected (``failed``,
-``cut``, ``rewritten``); :meth:`reset` zeroes counters and faults.
+``cut``, ``rewritten``, ``corrupted``); :meth:`reset` zeroes counters and faults.
 """
 
 from __future__ import annotations
@@ -236,6 +241,7 @@ class _Rewrite:
     rewrite: Callable[[Answer], None]
     statuses: tuple[int, ...]
     skip: int = 0
+    match: Callable[[Request], bool] | None = None
     requests: list[Request] = field(default_factory=list)
 
 
@@ -269,10 +275,14 @@ class FaultProxy:
             self.failed = 0
             self.cut = 0
             self.rewritten = 0
+            self.corrupted = 0
+            self._corrupt_left = 0
+            self._corrupt_match: Callable[[Request], bool] | None = None
             self._fail_left = 0
             self._fail_status = 503
             self._fail_code = "SlowDown"
             self._fail_match: Callable[[Request], bool] | None = None
+            self._fail_body: bytes | None = None
             self._rewrite: _Rewrite | None = None
             self._cut_left = 0
             self._cut_after = 0
@@ -281,13 +291,14 @@ class FaultProxy:
             self.latency = 0.0
 
     def fail_next(self, k: int, status: int = 503, code: str = "SlowDown",
-                  match: Callable[[Request], bool] | None = None) -> None:
-        """Answer the next ``k`` requests with ``status`` and an S3 error ``code``: any
-        requests, or only those for which ``match(request)`` is true (the others are
-        forwarded)."""
+                  match: Callable[[Request], bool] | None = None,
+                  body: bytes | None = None) -> None:
+        """Answer the next ``k`` requests with ``status`` and an S3 error ``code`` (or
+        ``body`` as it is, when given): any requests, or only those for which
+        ``match(request)`` is true (the others are forwarded)."""
         with self._lock:
             self._fail_left, self._fail_status, self._fail_code = k, status, code
-            self._fail_match = match
+            self._fail_match, self._fail_body = match, body
 
     def cut_next(self, k: int, after_bytes: int) -> None:
         """Close the connection after ``after_bytes`` body bytes of the next ``k`` responses
@@ -296,13 +307,15 @@ class FaultProxy:
             self._cut_left, self._cut_after = k, after_bytes
 
     def rewrite_next(self, k: int, rewrite: Callable[[Answer], None],
-                     statuses: tuple[int, ...] = (200, 206), skip: int = 0) -> None:
-        """After ``skip`` more, pass the next ``k`` answers to GETs whose status is one of
-        ``statuses`` through ``rewrite``, which changes the :class:`Answer` in place before
-        it is sent (``cut_next`` leaves rewritten answers alone). ``rewritten`` counts them;
+                     statuses: tuple[int, ...] = (200, 206), skip: int = 0,
+                     match: Callable[[Request], bool] | None = None) -> None:
+        """After ``skip`` more, pass the next ``k`` answers to GETs (to the requests for
+        which ``match(request)`` is true, when given) whose status is one of ``statuses``
+        through ``rewrite``, which changes the :class:`Answer` in place before it is sent
+        (``cut_next`` leaves rewritten answers alone). ``rewritten`` counts them;
         ``rewritten_requests`` lists the requests they answered."""
         with self._lock:
-            self._rewrite = _Rewrite(k, rewrite, tuple(statuses), skip)
+            self._rewrite = _Rewrite(k, rewrite, tuple(statuses), skip, match)
 
     def short_body_next(self, k: int, missing: int = 1, framing: str = "length",
                         skip: int = 0) -> None:
@@ -317,6 +330,22 @@ class FaultProxy:
         """Send the next ``k`` ranged answers (206) with ``extra`` bytes after their bodies,
         their ``Content-Range`` unchanged (delimited as in :meth:`short_body_next`)."""
         self.rewrite_next(k, _long_body(extra, framing), (206,), skip)
+
+    def corrupt_next(self, k: int, match: Callable[[Request], bool] | None = None) -> None:
+        """Flip one bit in the middle of the body of the next ``k`` requests that have one
+        (of those for which ``match(request)`` is true, when given) before forwarding them."""
+        with self._lock:
+            self._corrupt_left, self._corrupt_match = k, match
+
+    def _maybe_corrupt(self, request: Request, body: bytes) -> bytes:
+        with self._lock:
+            if not body or self._corrupt_left <= 0 or \
+                    (self._corrupt_match is not None and not self._corrupt_match(request)):
+                return body
+            self._corrupt_left -= 1
+            self.corrupted += 1
+        middle = len(body) // 2
+        return body[:middle] + bytes([body[middle] ^ 0x10]) + body[middle + 1:]
 
     @property
     def rewritten_requests(self) -> list[Request]:
@@ -391,6 +420,7 @@ class FaultProxy:
                 request = Request(method, head.split(b" ", 2)[1].decode("latin-1"), headers)
                 if self._inject_error(client, request, len(body)):
                     continue
+                body = self._maybe_corrupt(request, body)
                 if "range" in headers:
                     head = self._maybe_unrange(head)
                 if self.latency:
@@ -422,8 +452,9 @@ class FaultProxy:
                 return False
             self._fail_left -= 1
             self.failed += 1
-            status, code = self._fail_status, self._fail_code
-        body = _ERROR_BODY.format(code=code).encode()
+            status, code, body = self._fail_status, self._fail_code, self._fail_body
+        if body is None:
+            body = _ERROR_BODY.format(code=code).encode()
         client.sendall(
             f"HTTP/1.1 {status} Injected\r\nContent-Type: application/xml\r\n"
             f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
@@ -483,8 +514,9 @@ class FaultProxy:
         """The rewrite of this answer, if ``rewrite_next`` asks for one."""
         with self._lock:
             rewrite = self._rewrite
-            if rewrite is None or method != "GET" or status not in rewrite.statuses or \
-                    rewrite.left <= 0:
+            if rewrite is None or status not in rewrite.statuses or rewrite.left <= 0:
+                return None
+            if not (rewrite.match(request) if rewrite.match is not None else method == "GET"):
                 return None
             if rewrite.skip > 0:
                 rewrite.skip -= 1

@@ -259,10 +259,10 @@ def test_a_failed_copy_of_a_prefix_leaves_it_whole(fs: S3, monkeypatch) -> None:
         put(fs, name, b"x")
     copy = fs._copy
 
-    def copy_two(skey: str, dkey: str, size: int) -> None:
+    def copy_two(skey: str, dkey: str, size: int, **options: object) -> None:
         if dkey.endswith("/c"):
             raise OSError(errno.EIO, "injected", dkey)
-        copy(skey, dkey, size)
+        copy(skey, dkey, size, **options)
 
     monkeypatch.setattr(fs, "_copy", copy_two)
     with pytest.raises(OSError, match="injected"):

@@ -232,15 +232,24 @@ def test_an_upload_aborted_by_someone_else_is_not_taken_for_ours(
     fs = _writer_fs(s3_bucket, s3_env)
     with fs.open("big", "wb") as f:
         f.write(b"an older object")
-    f = fs.open("big", "wb")
-    f.write(data[:10 * MIB])  # two whole parts: closing only completes the upload
-    f.flush()
-    for part in f.raw._parts:
-        part.result()
     client = _client(s3_server)
-    for upload in client.list_multipart_uploads(Bucket=s3_bucket)["Uploads"]:
-        client.abort_multipart_upload(Bucket=s3_bucket, Key=upload["Key"],
-                                      UploadId=upload["UploadId"])
+
+    parts: list[str] = []  # (hooks outlive the test: this one acts once)
+
+    def abort_before_completing(method: str, path: str, headers: dict) -> None:
+        if not path.startswith(f"/{s3_bucket}/") or len(parts) > 2:
+            return
+        if method == "PUT":
+            parts.append(path)
+        elif method == "POST" and len(parts) == 2:  # the completion, after both parts
+            parts.append(path)
+            for upload in client.list_multipart_uploads(Bucket=s3_bucket).get("Uploads", []):
+                client.abort_multipart_upload(Bucket=s3_bucket, Key=upload["Key"],
+                                              UploadId=upload["UploadId"])
+
+    fs.connection.add_request_hook(abort_before_completing)
+    f = fs.open("big", "wb")
+    f.write(data[:10 * MIB])  # two whole parts; closing sends the second, completes
     with pytest.raises(OSError, match=r"another object \(ETag"):
         f.close()
     with fs.open("big", "rb") as f:

@@ -128,7 +128,7 @@ def _checksum_headers(fs: S3) -> list[tuple[str, str | None]]:
 
 
 def test_a_put_carries_the_crc32_of_its_body(fs: S3) -> None:
-    from pfio.fs.s3.writer import crc32_of
+    from pfio.fs.s3.integrity import crc32_of
 
     seen = _checksum_headers(fs)
     with fs.open("f", "wb") as f:
@@ -137,7 +137,7 @@ def test_a_put_carries_the_crc32_of_its_body(fs: S3) -> None:
 
 
 def test_each_part_carries_the_crc32_of_its_body(fs: S3) -> None:
-    from pfio.fs.s3.writer import crc32_of
+    from pfio.fs.s3.integrity import crc32_of
 
     data = os.urandom(11 * MIB)
     seen = _checksum_headers(fs)

@@ -11,6 +11,9 @@ from __future__ import annotations
 import http.client
 from typing import TYPE_CHECKING, Any
 
+from .errors import ServerError
+from .wire import UNREADABLE
+
 if TYPE_CHECKING:
     from .connection import BodySink, RequestHook, S3Connection
 
@@ -44,9 +47,13 @@ class Boto3Engine:
     def head_object(self, bucket: str, key: str) -> dict[str, Any]:
         return self._client.head_object(Bucket=bucket, Key=key)
 
-    def put_object(self, bucket: str, key: str, body: Any, crc32: str) -> dict[str, Any]:
+    def put_object(self, bucket: str, key: str, body: Any, crc32: str,
+                   md5: str | None = None, exclusive: bool = False) -> dict[str, Any]:
+        kwargs = {"ContentMD5": md5} if md5 else {}
+        if exclusive:
+            kwargs["IfNoneMatch"] = "*"
         return self._client.put_object(Bucket=bucket, Key=key, Body=_payload(body),
-                                ChecksumCRC32=crc32)
+                                       ChecksumCRC32=crc32, **kwargs)
 
     def create_multipart_upload(self, bucket: str, key: str,
                                 checksum: str | None = "CRC32") -> dict[str, Any]:
@@ -54,15 +61,22 @@ class Boto3Engine:
         return self._client.create_multipart_upload(Bucket=bucket, Key=key, **kwargs)
 
     def upload_part(self, bucket: str, key: str, upload_id: str, number: int, body: Any,
-                    crc32: str) -> dict[str, Any]:
+                    crc32: str, md5: str | None = None) -> dict[str, Any]:
+        kwargs = {"ContentMD5": md5} if md5 else {}
         return self._client.upload_part(Bucket=bucket, Key=key, UploadId=upload_id,
                                         PartNumber=number, Body=_payload(body),
-                                        ChecksumCRC32=crc32)
+                                        ChecksumCRC32=crc32, **kwargs)
 
     def complete_multipart_upload(self, bucket: str, key: str, upload_id: str,
-                                  parts: list[dict[str, Any]]) -> dict[str, Any]:
-        return self._client.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id,
-                                               MultipartUpload={"Parts": parts})
+                                  parts: list[dict[str, Any]],
+                                  exclusive: bool = False) -> dict[str, Any]:
+        kwargs = {"IfNoneMatch": "*"} if exclusive else {}
+        return _checked_result(self._client.complete_multipart_upload(
+            Bucket=bucket, Key=key, UploadId=upload_id, MultipartUpload={"Parts": parts},
+            **kwargs), "CompleteMultipartUploadResult")
+
+    def list_multipart_uploads(self, bucket: str, prefix: str) -> dict[str, Any]:
+        return self._client.list_multipart_uploads(Bucket=bucket, Prefix=prefix)
 
     def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:
         return self._client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
@@ -76,15 +90,16 @@ class Boto3Engine:
 
     def copy_object(self, bucket: str, key: str, source_bucket: str,
                     source_key: str) -> dict[str, Any]:
-        return self._client.copy_object(Bucket=bucket, Key=key,
-                                        CopySource={"Bucket": source_bucket,
-                                                    "Key": source_key})
+        return _checked_result(self._client.copy_object(
+            Bucket=bucket, Key=key, CopySource={"Bucket": source_bucket, "Key": source_key}),
+            "CopyObjectResult")
 
     def upload_part_copy(self, bucket: str, key: str, upload_id: str, number: int,
                          source_bucket: str, source_key: str, rng: str) -> dict[str, Any]:
-        return self._client.upload_part_copy(
+        return _checked_result(self._client.upload_part_copy(
             Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=number,
-            CopySource={"Bucket": source_bucket, "Key": source_key}, CopySourceRange=rng)
+            CopySource={"Bucket": source_bucket, "Key": source_key}, CopySourceRange=rng),
+            "CopyPartResult")
 
     def head_bucket(self, bucket: str) -> dict[str, Any]:
         return self._client.head_bucket(Bucket=bucket)
@@ -98,6 +113,22 @@ class Boto3Engine:
 
     def close(self) -> None:
         """Nothing to do: the botocore client belongs to the connection."""
+
+
+def _checked_result(response: dict[str, Any], result: str) -> dict[str, Any]:
+    """``response`` to a copy or a completion, which must be its ``result`` (botocore
+    takes an ``<Error>`` or a body that does not parse inside a 200 for a 500; an answer of
+    another XML element parses to none of the result's fields).
+
+    Raises:
+        ServerError: it is not (:data:`~pfio.fs.s3.wire.UNREADABLE`, retried).
+    """
+    found = response if result == "CompleteMultipartUploadResult" else response.get(result)
+    if not found or not (found.get("ETag") or found.get("Key") or found.get("LastModified")):
+        meta = response.get("ResponseMetadata", {})
+        raise ServerError(500, UNREADABLE, f"a 200 answer without {result}",
+                          meta.get("HTTPHeaders", {}))
+    return response
 
 
 def _payload(body: Any) -> Any:

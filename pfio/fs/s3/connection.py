@@ -130,7 +130,10 @@ class Engine(Protocol):
         ``MaxKeys``, ``ContinuationToken``) and the fields of its answer pfio reads
         (``Contents``, ``CommonPrefixes``, ``IsTruncated``, ``NextContinuationToken``)."""
 
-    def put_object(self, bucket: str, key: str, body: Any, crc32: str) -> dict[str, Any]: ...
+    def put_object(self, bucket: str, key: str, body: Any, crc32: str,
+                   md5: str | None = None, exclusive: bool = False) -> dict[str, Any]:
+        """A PUT of ``body`` with its checksum ``crc32`` (and ``Content-MD5`` ``md5``);
+        ``exclusive``: only if nothing is at ``key`` (``If-None-Match: *``)."""
 
     def create_multipart_upload(self, bucket: str, key: str,
                                 checksum: str | None = "CRC32") -> dict[str, Any]:
@@ -138,10 +141,15 @@ class Engine(Protocol):
         algorithm's checksums (None: none, as for copies)."""
 
     def upload_part(self, bucket: str, key: str, upload_id: str, number: int, body: Any,
-                    crc32: str) -> dict[str, Any]: ...
+                    crc32: str, md5: str | None = None) -> dict[str, Any]: ...
 
     def complete_multipart_upload(self, bucket: str, key: str, upload_id: str,
-                                  parts: list[dict[str, Any]]) -> dict[str, Any]: ...
+                                  parts: list[dict[str, Any]],
+                                  exclusive: bool = False) -> dict[str, Any]: ...
+
+    def list_multipart_uploads(self, bucket: str, prefix: str) -> dict[str, Any]:
+        """The uploads in progress of keys under ``prefix`` (``Uploads``: ``Key``,
+        ``UploadId``, ``Initiated``)."""
 
     def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:
         ...

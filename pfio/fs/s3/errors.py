@@ -9,7 +9,8 @@ What is retried (the rest is raised at once):
 
 * throttling: the codes of :data:`THROTTLING_CODES` (``SlowDown``, ``Throttling*``,
   ``RequestLimitExceeded``, ...), HTTP 429, 503 and 509;
-* other transient answers: ``RequestTimeout`` (a 400), ``InternalError``,
+* other transient answers: ``RequestTimeout`` (a 400), ``BadDigest`` and
+  ``XAmzContentChecksumMismatch`` (a body damaged on its way), ``InternalError``,
   ``OperationAborted`` and every 5xx but 501, 505, 506, 510 and 511 (they say the request
   can never succeed as sent);
 * broken, refused or silent connections (``ConnectionError``, ``TimeoutError`` and their
@@ -40,10 +41,16 @@ THROTTLING_CODES = frozenset({
 _THROTTLING_STATUS = frozenset({429, 503, 509})
 #: error codes worth another try that are not throttling
 TRANSIENT_CODES = frozenset({"RequestTimeout", "RequestTimeoutException", "InternalError",
-                             "OperationAborted", "500", "502", "504"})
+                             "OperationAborted", "500", "502", "504",
+                             # a body damaged on its way: the next try sends it again
+                             "BadDigest", "StoredBadDigest", "XAmzContentChecksumMismatch"})
 #: 5xx answers that no retry can change (the request is not supported as sent)
 _PERMANENT_5XX = frozenset({501, 505, 506, 510, 511})
 _PERMANENT_CODES = frozenset({"NotImplemented", "501", "505"})
+#: codes whose message is worth giving the caller (what was wrong with an answer, or with
+#: the bytes the server received)
+_EXPLAINED = frozenset({"UnreadableAnswer", "UnreadableListing", "BadDigest",
+                        "StoredBadDigest", "XAmzContentChecksumMismatch"})
 #: the names of exception classes (and bases) of broken or silent connections in botocore,
 #: urllib3 and http.client, matched by name so that this module imports none of them
 _CONNECTION_ERRORS = frozenset({
@@ -177,6 +184,14 @@ def retry_after(exc: BaseException, now: float | None = None) -> float | None:
     return None
 
 
+def may_have_been_applied(exc: BaseException) -> bool:
+    """Whether a request that failed with ``exc`` may have been applied by the server: no
+    answer came (a broken or silent connection), a 5xx, or an error or an unreadable body
+    inside a 200 (taken as a 500)."""
+    info = client_error_info(exc)
+    return info is None or info[1] is None or info[1] >= 500
+
+
 def translate(exc: BaseException, url: str, attempts: int = 1, note: str = "") -> OSError:
     """The builtin error for ``exc`` raised by a request on ``url`` (tried ``attempts``
     times; ``note`` is added to the message)."""
@@ -192,6 +207,9 @@ def translate(exc: BaseException, url: str, attempts: int = 1, note: str = "") -
             return OSError(errno.EIO, "the object changed while it was open (ETag no "
                            "longer matches): reopen it", url)
         what = f"S3 error {code} (HTTP {status})"
+        if code in _EXPLAINED:
+            message = str(getattr(exc, "response", {}).get("Error", {}).get("Message") or "")
+            what += f": {redact(message)}" if message else ""
     else:  # its text may name the request's URL, with a presigned query string
         what = f"{type(exc).__name__}: {redact(str(exc))}"
     tries = f" after {attempts} attempts" if attempts > 1 else ""

@@ -314,9 +314,11 @@ class S3(S3Operations, FS):
                                             self._url(key)) from None
                 raise
             return reader_face(reader, self.buffering if buffering == -1 else buffering)
-        if mode.kind == "x" and self._head(key) is not None:
+        exclusive = mode.kind == "x"
+        if exclusive and self._head(key) is not None:  # (fails early; the write checks)
             raise FileExistsError(errno.EEXIST, "file exists", self._url(key))
-        sink = S3Sink(self._connection, key, self.mpu_chunksize, self.mpu_concurrency)
+        sink = S3Sink(self._connection, key, self.mpu_chunksize, self.mpu_concurrency,
+                      exclusive)
         return atomic_writer(sink, mode, buffering, encoding, errors, newline,
                              buffer_size=1 << 20, keeping=True)
 

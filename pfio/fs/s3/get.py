@@ -3,7 +3,12 @@
 :func:`get_range` asks for one byte range and returns exactly those bytes: when the
 connection breaks in the middle of the body, the next attempt asks only for the bytes not
 received yet, so every byte reaches the caller exactly once. A try that received some
-bytes before the connection broke does not count against ``max_attempts``.
+bytes before the connection broke does not count against ``max_attempts`` when it brought bytes that
+matter: at least ``min_rate x read_timeout`` of them, or half of those left (a server that
+sends one byte per connection and then resets uses up the tries), and unless they came too
+slowly. A whole range has an
+overall deadline proportional to its size (the longer retry deadline plus its size at
+``min_rate``): a read that goes on making progress too slowly ends with an ``OSError``.
 
 Every response must be of one version of the object: the first one's ETag is returned and
 a reader passes it back (``etag=``) with its later GETs, which then send ``If-Match`` and
@@ -35,7 +40,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...trace import hook
+from ...trace.redact import redact
 from .errors import TooSlow, client_error_info
+from .http1 import MIN_RATE
 from .retry import Attempts
 
 if TYPE_CHECKING:
@@ -87,6 +94,7 @@ def get_range(conn: S3Connection, key: str, start: int, stop: int | None = None,
     url = conn.url(key)
     attempts = Attempts(conn.retry, "GET", url)
     began = time.perf_counter()
+    pace = _Pace(conn, attempts)
     engine = conn.engine()
     sink = _Sink(url, start, stop, into, etag, plain and start == 0 and engine.plain_gets,
                  size)
@@ -109,9 +117,10 @@ def get_range(conn: S3Connection, key: str, start: int, stop: int | None = None,
                 _record(began, 416, 0, attempts.count + 1, url)
                 attempts.succeeded()
                 return Got(into[:0] if into is not None else b"", total, sink.etag)
-            if sink.progressed() and not isinstance(exc, TooSlow):
+            pace.check(sink.length, exc)
+            if pace.mattered(sink) and not isinstance(exc, TooSlow):
                 attempts.reset()  # a try that brought bytes does not use up the budget
-                # (unless it brought them too slowly: a trickle must not go on for ever)
+                # (unless it brought few, or too slowly: a trickle must not go on for ever)
             _fail(attempts, exc, began, url)
             continue
         _record(began, sink.status, sink.got, attempts.count + 1, url)
@@ -168,8 +177,9 @@ class _Sink:
             return f"bytes={self.start}"
         return f"bytes={self.start}-" + (str(self.stop - 1) if self.stop is not None else "")
 
-    def progressed(self) -> bool:
-        return self.got > self._before
+    def moved(self) -> int:
+        """The bytes the latest attempt brought."""
+        return self.got - self._before
 
     def begin(self, status: int, headers: dict[str, str]) -> None:
         """Check an answer against what was asked (see the module documentation), and
@@ -289,6 +299,44 @@ class _Sink:
         if self._owned is not None:
             return self._owned
         return self.into
+
+
+class _Pace:
+    """The progress a read must make: ``enough`` bytes a try for a fresh budget of tries,
+    and the whole range within the longer retry deadline plus its size at ``min_rate``."""
+
+    def __init__(self, conn: S3Connection, attempts: Attempts) -> None:
+        settings, policy = conn.settings, conn.retry
+        self.rate = MIN_RATE if settings.min_rate is None else float(settings.min_rate)
+        self.enough = self.rate * settings.read_timeout
+        deadlines = [d for d in (policy.deadline, policy.throttle_deadline) if d is not None]
+        self.grace = max(deadlines) if deadlines and self.rate > 0 else None  # (0: no floor)
+        self.attempts = attempts
+        self.since = policy.now()
+
+    def mattered(self, sink: _Sink) -> bool:
+        """Whether the latest try of ``sink`` brought ``enough`` bytes, or half of those it
+        had left to bring (a reset after every byte uses up the tries; halves end in a
+        number of tries that grows with the log of the size)."""
+        moved = sink.moved()
+        if moved <= 0:
+            return False
+        left = sink.length - (sink.got - moved) if sink.length >= 0 else moved
+        return moved >= min(self.enough, left / 2)
+
+    def check(self, length: int, exc: BaseException) -> None:
+        """Raise when a read of ``length`` bytes (-1: not known yet) that failed with ``exc``
+        has gone on for longer than its overall deadline."""
+        if self.grace is None:
+            return
+        allowed = self.grace + max(length, 0) / self.rate
+        spent = self.attempts.policy.now() - self.since
+        if spent > allowed:
+            raise OSError(errno.EIO, f"reading {max(length, 0)} bytes took longer than "
+                          f"{allowed:.0f} s ({self.attempts.count + 1} tries, the last: "
+                          f"{type(exc).__name__}: {redact(str(exc))}): the server is too "
+                          "slow",
+                          self.attempts.url) from exc
 
 
 def _unsatisfiable(exc: BaseException) -> int | None:

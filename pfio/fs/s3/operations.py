@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..._uri import is_relative_name, parent_directories
 from ..stat import FileStat
-from .errors import NoSuchObjectError
+from .errors import NoSuchObjectError, may_have_been_applied
+from .listing import checked_pages
 from .stat import S3ObjectStat, S3PrefixStat
 from .writer import Completion
 
@@ -60,19 +61,16 @@ class S3Operations:
 
     def _pages(self, prefix: str, delimiter: str | None,
                max_keys: int | None = None) -> Iterator[dict[str, Any]]:
+        """The checked pages of the listing of ``prefix`` (see
+        :func:`pfio.fs.s3.listing.checked_pages`); only the first with ``max_keys``."""
         kwargs: dict[str, Any] = {"Prefix": prefix}
         if delimiter:
             kwargs["Delimiter"] = delimiter
         page_size = max_keys or self.list_page_size
         if page_size:
             kwargs["MaxKeys"] = page_size
-        while True:
-            page = self._list_page(prefix, **kwargs)
-            yield page
-            token = page.get("NextContinuationToken")
-            if not page.get("IsTruncated") or not token or max_keys:
-                return
-            kwargs["ContinuationToken"] = token
+        return checked_pages(lambda asked: self._list_page(prefix, **asked), prefix,
+                             self._url(prefix), kwargs, one=bool(max_keys))
 
     def _prefix_exists(self, key: str) -> bool:
         """True when some object is under ``key/`` (or ``key`` is "" and the bucket exists)."""
@@ -207,7 +205,7 @@ class S3Operations:
             return
         if dkey and self._prefix_exists(dkey):
             raise IsADirectoryError(errno.EISDIR, "is a directory", self._url(dkey + "/"))
-        self._copy(skey, dkey, head["ContentLength"])
+        self._copy(skey, dkey, head["ContentLength"], etag=head.get("ETag"))
         bucket = self.bucket
         self._request("DELETE", skey, lambda engine: engine.delete_object(bucket, skey))
 
@@ -227,7 +225,7 @@ class S3Operations:
         try:
             for obj in objects:
                 target = f"{dkey}/{obj['Key'][len(prefix):]}"
-                self._copy(obj["Key"], target, obj["Size"])
+                self._copy(obj["Key"], target, obj["Size"], etag=obj.get("ETag"))
                 copied.append(target)
         except BaseException:
             try:
@@ -238,16 +236,62 @@ class S3Operations:
             raise
         self._delete_keys([obj["Key"] for obj in objects], prefix)
 
-    def _copy(self, skey: str, dkey: str, size: int, source_bucket: str | None = None) -> None:
-        """Copy the object ``skey`` (``size`` bytes) of ``source_bucket`` (default: this
-        bucket) to ``dkey`` on the server: one CopyObject up to :attr:`copy_limit`, else a
-        multipart copy (UploadPartCopy)."""
+    def _copy(self, skey: str, dkey: str, size: int, source_bucket: str | None = None,
+              etag: str | None = None) -> None:
+        """Copy the object ``skey`` (``size`` bytes, ETag ``etag`` when known) of
+        ``source_bucket`` (default: this bucket) to ``dkey`` on the server: one CopyObject
+        up to :attr:`copy_limit`, else a multipart copy (UploadPartCopy). It returns only
+        once the copy is confirmed: by a ``CopyObjectResult``, or, when the answer was
+        unclear (lost, a 5xx, unreadable), by a HEAD of ``dkey`` showing ``size`` bytes
+        and ``etag``.
+
+        Raises:
+            OSError: the copy failed, or whether it was made is unknown (the message says
+                which).
+        """
         bucket, source = self.bucket, source_bucket or self.bucket
-        if size <= self.copy_limit:
-            self._request("PUT", dkey,
-                          lambda engine: engine.copy_object(bucket, dkey, source, skey))
-        else:
+        if size > self.copy_limit:
             self._multipart_copy(skey, dkey, size, source)
+            return
+        unsure = False
+
+        def copy(engine: Engine) -> Any:
+            nonlocal unsure
+            try:
+                return engine.copy_object(bucket, dkey, source, skey)
+            except Exception as exc:
+                unsure = unsure or may_have_been_applied(exc)
+                raise
+
+        try:
+            self._request("PUT", dkey, copy)
+        except OSError as failure:
+            if not unsure:
+                raise
+            self._confirm_copy(dkey, size, etag, failure)
+
+    def _confirm_copy(self, dkey: str, size: int, etag: str | None,
+                      failure: OSError) -> None:
+        """Look at ``dkey`` after a copy whose answer was unclear (``failure``): return when
+        it holds the copy (``size`` bytes, ETag ``etag``), else raise an ``OSError``."""
+        url = self._url(dkey)
+        try:
+            head = self._head(dkey)
+        except OSError as exc:
+            raise OSError(errno.EIO, f"the copy to {url} failed ({failure.strerror}) and "
+                          f"whether it was made could not be checked ({exc.strerror}): "
+                          "the outcome is unknown", url) from failure
+        if head is None:
+            raise OSError(errno.EIO, f"the copy failed ({failure.strerror}) and nothing is "
+                          "at its destination: nothing was copied", url) from failure
+        found = str(head.get("ETag") or "").strip('"')
+        if etag is not None and found == etag.strip('"') and head["ContentLength"] == size:
+            logger.info("%s: the answer to a copy was unclear; the copy is there (ETag %s)",
+                        url, found)
+            return
+        raise OSError(errno.EIO, f"the copy failed ({failure.strerror}) and the object at "
+                      f"its destination (ETag {found}, {head['ContentLength']} bytes) cannot "
+                      "be told to be the copy: the outcome is unknown", url) from failure
 
     def _multipart_copy(self, skey: str, dkey: str, size: int,
                         source_bucket: str | None = None) -> None:

@@ -30,6 +30,11 @@
 * Every read returns exactly the bytes asked for, or raises (see :mod:`pfio.fs.s3.get`); a
   read that raises leaves the position where it was, and writes nothing into the caller's
   buffer once it has raised (the blocks fetched concurrently into it are awaited first).
+* Threads never wait behind another thread's network IO for what needs none: ``read_at``
+  and ``read_tail`` of bytes in the buffer take only a short lock on the buffer (never held
+  across a request), and ``close`` during another thread's read returns at once (that
+  read then raises ``ValueError``, and its read-ahead is dropped when it ends). Reads,
+  ``readinto``, ``peek`` and ``seek`` share the position, so they take turns.
 * A pickled reader is reopened at its position. A reader inherited by a forked child
   reads on in the child with requests of its own: the parent's read-ahead (whose threads
   are not in the child) and the parent's opening GET are left to the parent.
@@ -37,6 +42,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import operator
@@ -51,7 +57,7 @@ from ..positions import seek_position
 from .get import Got, get_range
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from .connection import BodyRest, S3Connection
 
@@ -111,7 +117,8 @@ class S3Reader(io.BufferedIOBase):
         self._key = key
         self.name = conn.url(key)
         self.options = options
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # the position's: held through a read's requests
+        self._state = threading.Lock()  # the buffer's bytes: never held across a request
         self._pos = 0
         self._buf: memoryview = memoryview(b"")
         self._buf_start = 0
@@ -154,7 +161,7 @@ class S3Reader(io.BufferedIOBase):
         """
         self._check_open()
         offset = operator.index(offset)
-        with self._lock:
+        with self._reading():
             self._pos = seek_position(offset, whence, self._pos, self._size, self.name)
             return self._pos
 
@@ -170,15 +177,15 @@ class S3Reader(io.BufferedIOBase):
 
     def read(self, size: int | None = -1) -> bytes:
         self._check_open()
-        with self._lock:
+        with self._reading():
             left = max(0, self._size - self._pos)
             n = left if size is None or size < 0 else min(size, left)
             if n == 0:
                 return b""
-            offset = self._pos - self._buf_start
-            if 0 <= offset and offset + n <= len(self._buf):
+            buf, offset = self._buf, self._pos - self._buf_start  # (``close`` may empty it)
+            if 0 <= offset and offset + n <= len(buf):
                 self._pos += n
-                return bytes(self._buf[offset:offset + n])
+                return bytes(buf[offset:offset + n])
             out = bytearray(n)
             got = self._readinto(memoryview(out))
             del out[got:]
@@ -187,17 +194,16 @@ class S3Reader(io.BufferedIOBase):
     def read1(self, size: int = -1) -> bytes:
         """Read from the buffer, fetching once when it is empty at the position."""
         self._check_open()
-        with self._lock:
+        with self._reading():
             if size is None or size < 0:
                 size = self.options.block_size
-            view = self._peek_view()
-            data = bytes(view[:size])
+            data = bytes(self._peek_view()[:size])
             self._pos += len(data)
             return data
 
     def readinto(self, b: Any) -> int:
         self._check_open()
-        with memoryview(b) as view, view.cast("B") as target, self._lock:
+        with memoryview(b) as view, view.cast("B") as target, self._reading():
             return self._readinto(target)
 
     def readinto1(self, b: Any) -> int:
@@ -209,7 +215,7 @@ class S3Reader(io.BufferedIOBase):
     def peek(self, size: int = 0) -> bytes:
         """Bytes from the position on without moving it (fetching once if none are buffered)."""
         self._check_open()
-        with self._lock:
+        with self._reading():
             view = self._peek_view()
             return bytes(view[:size] if size > 0 else view)
 
@@ -218,9 +224,14 @@ class S3Reader(io.BufferedIOBase):
         into the reader's own buffers, and its results (or errors) are dropped."""
         if self._generation != _generation:
             self._adopt()
-        with self._lock:
-            self._drop_ahead()
-            self._drop_stream()
+        if self._lock.acquire(blocking=False):
+            try:
+                self._drop_ahead()
+                self._drop_stream()
+            finally:
+                self._lock.release()
+        # else another thread is reading: it drops them when its read ends (``_reading``)
+        with self._state:
             self._buf = memoryview(b"")
             self._spares = []
         super().close()
@@ -278,6 +289,18 @@ class S3Reader(io.BufferedIOBase):
 
     # -- internals -----------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        """Hold the position for a read; when the file was closed meanwhile (by another
+        thread, which did not wait), drop the read-ahead and the stream once it ends."""
+        with self._lock:
+            try:
+                yield
+            finally:
+                if self.closed:
+                    self._drop_ahead()
+                    self._drop_stream()
+
     def _check_open(self) -> None:
         if self._generation != _generation:
             self._adopt()
@@ -300,6 +323,7 @@ class S3Reader(io.BufferedIOBase):
                 self._buf, self._buf_start = memoryview(b""), 0
                 self._spares = []
             self._lock = threading.RLock()
+            self._state = threading.Lock()
             self._ahead = {}
             self._ahead_end = 0
             if self._stream is not None:
@@ -321,8 +345,9 @@ class S3Reader(io.BufferedIOBase):
         return got
 
     def _buffered(self, offset: int, size: int) -> bytes | None:
-        """The ``size`` bytes at ``offset`` when the buffer holds all of them, else None."""
-        with self._lock:
+        """The ``size`` bytes at ``offset`` when the buffer holds all of them, else None
+        (without waiting for another thread's requests)."""
+        with self._state:
             start = offset - self._buf_start
             if start < 0 or start + size > len(self._buf):
                 return None
@@ -330,6 +355,8 @@ class S3Reader(io.BufferedIOBase):
 
     def _peek_view(self) -> memoryview:
         """The buffered bytes at the position, fetched when there are none."""
+        if self.closed:  # (by another thread)
+            raise ValueError(f"I/O operation on closed file {self.name}")
         offset = self._pos - self._buf_start
         if not (0 <= offset < len(self._buf)) and self._pos < self._size:
             self._fill(self.options.random_fetch)
@@ -353,10 +380,12 @@ class S3Reader(io.BufferedIOBase):
         done = 0
         want = min(len(target), max(0, self._size - self._pos))
         while done < want:
-            offset = self._pos - self._buf_start
-            if 0 <= offset < len(self._buf):
-                n = min(want - done, len(self._buf) - offset)
-                target[done:done + n] = self._buf[offset:offset + n]
+            if self.closed:  # by another thread, during this read
+                raise ValueError(f"I/O operation on closed file {self.name}")
+            buf, offset = self._buf, self._pos - self._buf_start
+            if 0 <= offset < len(buf):
+                n = min(want - done, len(buf) - offset)
+                target[done:done + n] = buf[offset:offset + n]
             elif self._stream is not None and self._pos == self._stream_at and \
                     want - done >= self.options.random_fetch:
                 n = self._from_stream(target[done:want])  # straight into the caller's buffer
@@ -405,14 +434,17 @@ class S3Reader(io.BufferedIOBase):
     def _set_buffer(self, start: int, data: Any) -> None:
         if not data:
             raise OSError(errno.EIO, f"object shrank while being read at byte {start}", self.name)
-        old = self._buf.obj if isinstance(self._buf, memoryview) else None
-        if isinstance(old, bytearray) and len(old) == self.options.block_size and \
-                len(self._spares) < 2:
-            # a read-ahead block read to its end: no view of it is left (reads copy), so
-            # the next block is received into it, without faulting in fresh pages
-            self._spares.append(old)
-        self._buf = memoryview(data)
-        self._buf_start = start
+        with self._state:  # (``_buffered`` copies from the buffer: not while it is reused)
+            if self.closed:
+                return
+            old = self._buf.obj if isinstance(self._buf, memoryview) else None
+            if isinstance(old, bytearray) and len(old) == self.options.block_size and \
+                    len(self._spares) < 2:
+                # a read-ahead block read to its end: no view of it is left (reads copy),
+                # so the next block is received into it, without faulting in fresh pages
+                self._spares.append(old)
+            self._buf = memoryview(data)
+            self._buf_start = start
 
     def _from_stream(self, target: memoryview) -> int:
         """Read on from the opening GET's body into ``target`` at the position; 0 when it

@@ -13,19 +13,18 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from .listing import listing_query, parse_listing
 from .wire import (
     Endpoint,
     bucket_configuration,
-    check_completion,
     completion_body,
     copy_source,
     delete_body,
     head_response,
-    listing_query,
     parse_delete_result,
-    parse_listing,
+    parse_uploads,
+    result_etag,
     with_upload_id,
-    xml_text,
 )
 
 if TYPE_CHECKING:
@@ -80,8 +79,9 @@ class RestRequests:
         meta = self._send("HEAD", bucket, key, "", [], None)["ResponseMetadata"]
         return head_response(meta["HTTPStatusCode"], meta["HTTPHeaders"])
 
-    def put_object(self, bucket: str, key: str, body: Any, crc32: str) -> dict[str, Any]:
-        return self._send("PUT", bucket, key, "", [("x-amz-checksum-crc32", crc32)], body)
+    def put_object(self, bucket: str, key: str, body: Any, crc32: str,
+                   md5: str | None = None, exclusive: bool = False) -> dict[str, Any]:
+        return self._send("PUT", bucket, key, "", _put_headers(crc32, md5, exclusive), body)
 
     def create_multipart_upload(self, bucket: str, key: str,
                                 checksum: str | None = "CRC32") -> dict[str, Any]:
@@ -89,15 +89,25 @@ class RestRequests:
         return with_upload_id(self._send("POST", bucket, key, "uploads", headers, b""))
 
     def upload_part(self, bucket: str, key: str, upload_id: str, number: int, body: Any,
-                    crc32: str) -> dict[str, Any]:
+                    crc32: str, md5: str | None = None) -> dict[str, Any]:
         query = f"partNumber={number}&uploadId={quote(upload_id, safe='')}"
-        return self._send("PUT", bucket, key, query, [("x-amz-checksum-crc32", crc32)], body)
+        return self._send("PUT", bucket, key, query, _put_headers(crc32, md5), body)
 
     def complete_multipart_upload(self, bucket: str, key: str, upload_id: str,
-                                  parts: list[dict[str, Any]]) -> dict[str, Any]:
-        return check_completion(self._send(
-            "POST", bucket, key, f"uploadId={quote(upload_id, safe='')}",
-            [("content-type", "application/xml")], completion_body(parts)))
+                                  parts: list[dict[str, Any]],
+                                  exclusive: bool = False) -> dict[str, Any]:
+        headers = [("content-type", "application/xml")]
+        if exclusive:
+            headers.append(("if-none-match", "*"))
+        return result_etag(self._send(
+            "POST", bucket, key, f"uploadId={quote(upload_id, safe='')}", headers,
+            completion_body(parts)), "CompleteMultipartUploadResult")
+
+    def list_multipart_uploads(self, bucket: str, prefix: str) -> dict[str, Any]:
+        query = f"prefix={quote(prefix, safe='-_.~')}&uploads="
+        response = self._send("GET", bucket, "", query, [], None)
+        return {"Uploads": parse_uploads(response["Body"]),
+                "ResponseMetadata": response["ResponseMetadata"]}
 
     def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:
         return self._send("DELETE", bucket, key, f"uploadId={quote(upload_id, safe='')}", [],
@@ -112,25 +122,24 @@ class RestRequests:
         response = self._send("POST", bucket, "", "delete",
                               [("content-md5", md5), ("content-type", "application/xml")],
                               body)
-        result = parse_delete_result(response["Body"], response["ResponseMetadata"])
+        result = parse_delete_result(response)
         result["ResponseMetadata"] = response["ResponseMetadata"]
         return result
 
     def copy_object(self, bucket: str, key: str, source_bucket: str,
                     source_key: str) -> dict[str, Any]:
-        return check_completion(self._send(
+        return result_etag(self._send(
             "PUT", bucket, key, "", [("x-amz-copy-source", copy_source(source_bucket,
-                                                                        source_key))], b""))
+                                                                        source_key))], b""),
+            "CopyObjectResult")
 
     def upload_part_copy(self, bucket: str, key: str, upload_id: str, number: int,
                          source_bucket: str, source_key: str, rng: str) -> dict[str, Any]:
         query = f"partNumber={number}&uploadId={quote(upload_id, safe='')}"
-        response = check_completion(self._send(
+        return result_etag(self._send(
             "PUT", bucket, key, query,
             [("x-amz-copy-source", copy_source(source_bucket, source_key)),
-             ("x-amz-copy-source-range", rng)], b""))
-        response["CopyPartResult"] = {"ETag": xml_text(response["Body"], "ETag") or ""}
-        return response
+             ("x-amz-copy-source-range", rng)], b""), "CopyPartResult", required=True)
 
     def head_bucket(self, bucket: str) -> dict[str, Any]:
         return self._send("HEAD", bucket, "", "", [], None)
@@ -139,3 +148,15 @@ class RestRequests:
         region = self._region
         body = b"" if region == "us-east-1" else bucket_configuration(region)
         return self._send("PUT", bucket, "", "", [], body)
+
+
+def _put_headers(crc32: str, md5: str | None,
+                 exclusive: bool = False) -> list[tuple[str, str]]:
+    """The headers of a PUT of a body (or a part) with the checksum ``crc32``, its
+    ``Content-MD5`` when given, and ``If-None-Match: *`` when ``exclusive``."""
+    headers = [("x-amz-checksum-crc32", crc32)]
+    if md5 is not None:
+        headers.append(("content-md5", md5))
+    if exclusive:
+        headers.append(("if-none-match", "*"))
+    return headers

@@ -14,12 +14,14 @@ class S3ObjectStat(FileStat):
     Args:
         key: the name to report.
         head: a ``HeadObject`` response or a ``ListObjectsV2`` entry (``ContentLength`` or
-            ``Size``, ``LastModified``, ``ETag``, ``Metadata``).
+            ``Size``, ``LastModified`` (``last_modified`` None without it), ``ETag``,
+            ``Metadata``).
     """
 
     def __init__(self, key: str, head: dict[str, Any]) -> None:
+        modified = head.get("LastModified")  # (optional: some servers leave it out)
         super().__init__(key, head.get("ContentLength", head.get("Size", 0)),
-                         last_modified=head["LastModified"].timestamp(),
+                         last_modified=None if modified is None else modified.timestamp(),
                          etag=head.get("ETag", "").strip('"'))
         if "Metadata" in head:
             self.metadata = head["Metadata"]

@@ -10,7 +10,7 @@ import re
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, unquote_plus, urlsplit
+from urllib.parse import quote, urlsplit
 from xml.sax.saxutils import escape
 
 from .errors import ProtocolError, ServerError
@@ -106,15 +106,61 @@ def completion_body(parts: list[dict[str, Any]]) -> bytes:
     return f"<CompleteMultipartUpload>{xml}</CompleteMultipartUpload>".encode()
 
 
-def check_completion(response: dict[str, Any]) -> dict[str, Any]:
-    """``response`` to CompleteMultipartUpload, which S3 may fail inside a 200.
+#: the code of the :class:`ServerError` raised for a 200 answer to a write or a copy whose
+#: body is not the result it should be (retried as a 5xx: S3 may fail these inside a 200)
+UNREADABLE = "UnreadableAnswer"
+
+
+def completed(response: dict[str, Any], result: str) -> ElementTree.Element:
+    """The root element of ``response`` to a request that completes a write or a copy
+    (CompleteMultipartUpload, CopyObject, UploadPartCopy, DeleteObjects), which S3 may fail
+    inside a 200 (and whose answer may be cut): it must be the XML element ``result``.
 
     Raises:
-        ServerError: the body is an error.
+        ServerError: the body is an ``<Error>`` (status 500, its code), or anything but
+            ``result`` (whitespace, truncated XML, another element): :data:`UNREADABLE`,
+            status 500. Both are retried.
     """
-    if b"<Error>" in response["Body"]:
-        raise server_error(500, response["Body"], {})
+    body = response["Body"]
+    try:
+        root: ElementTree.Element | None = ElementTree.fromstring(body)
+    except ElementTree.ParseError:
+        root = None
+    tag = None if root is None else _local(root.tag)
+    if tag == "Error":
+        raise server_error(500, body, {})
+    if root is None or tag != result:
+        raise ServerError(500, UNREADABLE, f"a 200 answer without {result}: {excerpt(body)}",
+                          response["ResponseMetadata"]["HTTPHeaders"])
+    return root
+
+
+def result_etag(response: dict[str, Any], result: str,
+                required: bool = False) -> dict[str, Any]:
+    """``response`` to a copy or a completion (see :func:`completed`), with the ``ETag`` of
+    its ``result`` element as ``response[result]["ETag"]`` and ``response["ETag"]`` ("" when
+    it names none: Ceph may leave a completion's empty).
+
+    Raises:
+        ServerError: as :func:`completed`; also when the result names no ETag and one is
+            ``required``.
+    """
+    root = completed(response, result)
+    etag = next((element.text for element in root if _local(element.tag) == "ETag"),
+                None) or ""
+    if required and not etag:
+        raise ServerError(500, UNREADABLE, f"a {result} without an ETag: "
+                          f"{excerpt(response['Body'])}",
+                          response["ResponseMetadata"]["HTTPHeaders"])
+    response[result] = {"ETag": etag}
+    response["ETag"] = etag
     return response
+
+
+def excerpt(body: bytes, limit: int = 120) -> str:
+    """The start of an answer's ``body``, for an error message."""
+    text = repr(bytes(body[:limit]))
+    return text + (f" ({len(body)} bytes)" if len(body) > limit else "")
 
 
 def head_response(status: int, headers: dict[str, str]) -> dict[str, Any]:
@@ -136,8 +182,9 @@ def head_response(status: int, headers: dict[str, str]) -> dict[str, Any]:
         "Metadata": {name[len(_META):]: value for name, value in headers.items()
                      if name.startswith(_META)},
     }
-    if "last-modified" in headers:
-        response["LastModified"] = email.utils.parsedate_to_datetime(headers["last-modified"])
+    modified = _http_date(headers.get("last-modified"))
+    if modified is not None:  # (optional: a server may leave it out, or send nonsense)
+        response["LastModified"] = modified
     if "content-type" in headers:
         response["ContentType"] = headers["content-type"]
     return response
@@ -146,51 +193,15 @@ def head_response(status: int, headers: dict[str, str]) -> dict[str, Any]:
 _META = "x-amz-meta-"
 
 
-def listing_query(Prefix: str = "", Delimiter: str | None = None,  # noqa: N803
-                  MaxKeys: int | None = None, ContinuationToken: str | None = None) -> str:
-    """The query of a ListObjectsV2 request with botocore's arguments, keys URL-encoded in
-    the answer (``encoding-type=url``, as botocore asks: XML cannot carry every key)."""
-    fields = [("list-type", "2"), ("encoding-type", "url"), ("prefix", Prefix)]
-    if Delimiter:
-        fields.append(("delimiter", Delimiter))
-    if MaxKeys:
-        fields.append(("max-keys", str(MaxKeys)))
-    if ContinuationToken:
-        fields.append(("continuation-token", ContinuationToken))
-    return "&".join(f"{name}={quote(value, safe='-_.~')}" for name, value in fields)
-
-
-def parse_listing(body: bytes) -> dict[str, Any]:
-    """A ListObjectsV2 answer as botocore's ``list_objects_v2`` returns it: ``Contents``
-    (``Key``, ``Size``, ``LastModified``, ``ETag``), ``CommonPrefixes`` (``Prefix``),
-    ``IsTruncated``, ``NextContinuationToken``, ``KeyCount``; keys decoded."""
-    root = ElementTree.fromstring(body)
-    ns = root.tag[:root.tag.index("}") + 1] if root.tag.startswith("{") else ""
-    encoded = root.findtext(f"{ns}EncodingType") == "url"
-
-    def name(text: str | None) -> str:
-        return unquote_plus(text or "") if encoded else text or ""
-
-    page: dict[str, Any] = {
-        "IsTruncated": root.findtext(f"{ns}IsTruncated") == "true",
-        "KeyCount": int(root.findtext(f"{ns}KeyCount") or 0),
-        "Contents": [{"Key": name(item.findtext(f"{ns}Key")),
-                      "Size": int(item.findtext(f"{ns}Size") or 0),
-                      "LastModified": _iso_time(item.findtext(f"{ns}LastModified") or ""),
-                      "ETag": item.findtext(f"{ns}ETag") or ""}
-                     for item in root.iterfind(f"{ns}Contents")],
-        "CommonPrefixes": [{"Prefix": name(item.findtext(f"{ns}Prefix"))}
-                           for item in root.iterfind(f"{ns}CommonPrefixes")],
-    }
-    token = root.findtext(f"{ns}NextContinuationToken")
-    if token:
-        page["NextContinuationToken"] = token
-    return page
-
-
-def _iso_time(text: str) -> datetime.datetime:
-    """An S3 time (``2026-11-24T05:06:07.000Z``) as an aware ``datetime``."""
-    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+def _http_date(text: str | None) -> datetime.datetime | None:
+    """The aware ``datetime`` of an HTTP date, None when there is none that reads."""
+    if not text:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=datetime.timezone.utc)
 
 
 def get_headers(rng: str, if_match: str | None) -> list[tuple[str, str]]:
@@ -223,26 +234,39 @@ def _local(tag: str) -> str:
     return tag.rpartition("}")[2]
 
 
-def xml_text(body: bytes, name: str) -> str | None:
-    """The text of the first element called ``name`` (any namespace) of an XML ``body``."""
-    for element in ElementTree.fromstring(body).iter():
-        if _local(element.tag) == name:
-            return element.text or ""
-    return None
-
-
-def parse_delete_result(body: bytes, meta: dict[str, Any]) -> dict[str, Any]:
+def parse_delete_result(response: dict[str, Any]) -> dict[str, Any]:
     """A DeleteObjects answer as botocore's ``delete_objects`` returns it: ``Errors``
     (``Key``, ``Code``, ``Message`` of each key not deleted).
 
     Raises:
-        ServerError: the answer is an error as a whole.
+        ServerError: the answer is an error as a whole, or not a ``DeleteResult``.
     """
-    root = ElementTree.fromstring(body) if body.strip() else None
-    if root is not None and _local(root.tag) == "Error":
-        check_completion({"Body": body, "ResponseMetadata": meta})
+    root = completed(response, "DeleteResult")
     errors = []
-    for element in (root if root is not None else ()):
+    for element in root:
         if _local(element.tag) == "Error":
             errors.append({_local(child.tag): child.text or "" for child in element})
     return {"Errors": errors} if errors else {}
+
+
+def parse_uploads(body: bytes) -> list[dict[str, Any]]:
+    """The uploads of a ListMultipartUploads answer as botocore gives them: ``Key``,
+    ``UploadId``, ``Initiated`` (an aware ``datetime``, when the answer tells it).
+
+    Raises:
+        ServerError: the answer is not a ListMultipartUploadsResult (retried).
+    """
+    root = completed({"Body": body, "ResponseMetadata": {"HTTPHeaders": {}}},
+                     "ListMultipartUploadsResult")
+    uploads = []
+    for element in root:
+        if _local(element.tag) != "Upload":
+            continue
+        fields = {_local(child.tag): child.text or "" for child in element}
+        upload: dict[str, Any] = {"Key": fields.get("Key", ""),
+                                  "UploadId": fields.get("UploadId", "")}
+        if fields.get("Initiated"):
+            upload["Initiated"] = datetime.datetime.fromisoformat(
+                fields["Initiated"].replace("Z", "+00:00"))
+        uploads.append(upload)
+    return uploads

@@ -19,28 +19,37 @@ succeeds; otherwise it raises an ``OSError`` saying so. An upload whose completi
 succeeded is never aborted unless that look said it did not: when the object cannot be
 looked at, the upload is left for the bucket's lifecycle rules, with a warning.
 
-Every PUT carries the CRC32 of its body (``x-amz-checksum-crc32``), which S3 checks before
-it stores the bytes, and a multipart upload declares CRC32 as its checksum algorithm (S3
-then keeps a checksum of checksums and does not checksum the whole object again). The
-CRC is computed here rather than by botocore, which would send it in an ``aws-chunked``
-trailer that older S3-compatible servers reject.
+Every PUT and part carries the CRC32 of its body (``x-amz-checksum-crc32``) and, until the
+endpoint has shown that it checks that CRC, its ``Content-MD5``; the answer is checked
+(:mod:`pfio.fs.s3.integrity`: the echoed CRC32, else the ETag when it is the body's MD5). A
+multipart upload declares CRC32 as its checksum algorithm (S3 then keeps a checksum of
+checksums and does not checksum the whole object again). The checksums are computed here
+rather than by botocore, which would send the CRC in an ``aws-chunked`` trailer that older
+S3-compatible servers reject: a part's in the thread that uploads it, while the caller
+writes on.
+
+``exclusive`` (``open(name, "xb")``): the PUT, or the completion, carries
+``If-None-Match: *``, so that on a server with conditional writes (PUTs: AWS, Ceph, moto;
+completions: AWS) only one of several writers creates the object and the others get
+``FileExistsError``; a server without them ignores the header (the check is then the HEADs
+made when the file is opened and before the upload is completed, racy).
 """
 
 from __future__ import annotations
 
-import base64
 import binascii
 import errno
 import functools
 import hashlib
 import logging
 import threading
+import time
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from ...checksums import crc32
 from ..writers import AtomicSink
-from .errors import client_error_info
+from .errors import client_error_info, may_have_been_applied
+from .integrity import STORED_BAD_DIGEST, Digests, digests_of, verify
 from .retry import call
 
 if TYPE_CHECKING:
@@ -54,21 +63,21 @@ MAX_PARTS = 10000
 MIN_PART = 5 << 20
 
 
-def crc32_of(data: bytes | bytearray | memoryview) -> str:
-    """The CRC32 of ``data`` as S3 wants it: base64 of its 4 big-endian bytes."""
-    return base64.b64encode(crc32(data).to_bytes(4, "big")).decode()
-
-
 class S3Sink(AtomicSink):
     """Writes ``key`` through ``conn``; see the module documentation."""
 
     def __init__(self, conn: S3Connection, key: str, chunk_size: int,
-                 max_inflight: int = 4) -> None:
+                 max_inflight: int = 4, exclusive: bool = False) -> None:
         super().__init__(conn.url(key))
         self._conn = conn
         self._key = key
+        self._exclusive = exclusive
+        self._endpoint = conn.settings.endpoint
         self.chunk_size = max(chunk_size, MIN_PART)
         self._buffer = bytearray()  # the part being filled
+        #: a whole part of the caller's immutable bytes, not copied, waiting to know whether
+        #: more come (then it is a part) or not (then it is the object, one PUT)
+        self._held: memoryview | None = None
         self._upload_id: str | None = None
         self._parts: list[Future] = []
         self._slots = threading.BoundedSemaphore(max(1, max_inflight))
@@ -82,24 +91,36 @@ class S3Sink(AtomicSink):
             # caller's ``bytes``) are sent as they are, not copied
             whole = outer.obj
             kept = memoryview(whole) if isinstance(whole, bytes) and len(whole) == n else None
-            while pos < n:
-                part = self._part_size()
+            while pos < n:  # (a full part is sent once more bytes come: an object of
+                part = self._part_size()  # exactly one part is one PUT)
+                if self._held is not None:
+                    self._send_part(self._take_buffer(), copy=False)
+                    continue
+                if len(self._buffer) == part:
+                    self._send_part(self._take_buffer())
+                    continue
                 if not self._buffer and n - pos >= part:
                     if kept is not None:
-                        self._send_part(kept[pos:pos + part], copy=False)
-                    else:
+                        self._held = kept[pos:pos + part]
+                    elif n - pos > part:
                         self._send_part(view[pos:pos + part])
+                    else:
+                        break  # (buffered below)
                     pos += part
                     continue
                 take = min(n - pos, part - len(self._buffer))
                 self._buffer += view[pos:pos + take]
                 pos += take
-                if len(self._buffer) == part:
-                    self._send_part(self._take_buffer())
+            if pos < n:  # a whole part of mutable bytes, the last of this write: copied
+                self._buffer += view[pos:]
         return n
 
-    def _take_buffer(self) -> bytearray:
-        """The bytes buffered so far (handed over, not copied); the buffer is emptied."""
+    def _take_buffer(self) -> bytearray | memoryview:
+        """The part held, else the bytes buffered so far (handed over, not copied); both
+        are emptied."""
+        if self._held is not None:
+            held, self._held = self._held, None
+            return held
         chunk, self._buffer = self._buffer, bytearray()
         return chunk
 
@@ -112,11 +133,8 @@ class S3Sink(AtomicSink):
         bytes is copied once a slot is free (so at most ``max_inflight`` parts exist)
         unless ``copy`` is False (a view of ``bytes``, which cannot change), a filled
         buffer is handed over."""
-        conn = self._conn
         if self._upload_id is None:
-            response = call(conn.retry, "POST", self.name, lambda: conn.engine().
-                            create_multipart_upload(conn.bucket, self._key))
-            self._upload_id = response["UploadId"]
+            self._upload_id = self._create_upload()
         number = len(self._parts) + 1
         if number > MAX_PARTS:
             raise OSError(27, f"more than {MAX_PARTS} parts of {self.chunk_size} bytes: "
@@ -126,51 +144,158 @@ class S3Sink(AtomicSink):
         self._slots.acquire()
         try:
             holder = [bytes(data) if copy and isinstance(data, memoryview) else data]
-            future = conn.executor().submit(self._upload_part, number, holder)
+            future = self._conn.executor().submit(self._upload_part, number, holder)
         except BaseException:
             self._slots.release()
             raise
         self._parts.append(future)
 
+    def _create_upload(self) -> str:
+        """Start the multipart upload; its id. A try that may have started one whose answer
+        was lost is not resent blindly: once an upload is started, the others of this key
+        the server began while pfio was trying (the orphans) are aborted."""
+        conn = self._conn
+        unsure = False
+        began = time.monotonic()
+
+        def create() -> dict[str, Any]:
+            nonlocal unsure
+            try:
+                return conn.engine().create_multipart_upload(conn.bucket, self._key)
+            except Exception as exc:
+                unsure = unsure or may_have_been_applied(exc)
+                raise
+
+        upload_id = call(conn.retry, "POST", self.name, create)["UploadId"]
+        if unsure:
+            self._abort_orphans(upload_id, time.monotonic() - began)
+        return upload_id
+
+    def _abort_orphans(self, ours: str, window: float) -> None:
+        """Abort the uploads of this key other than ``ours`` that the server began in the
+        ``window`` seconds before it began ours (by its own clock, to the second): those
+        the tries whose answers were lost started."""
+        conn, key = self._conn, self._key
+        try:
+            uploads = call(conn.retry, "GET", self.name, lambda: conn.engine().
+                           list_multipart_uploads(conn.bucket, key)).get("Uploads") or []
+        except OSError as exc:
+            logger.warning("%s: could not look for the uploads a lost answer may have "
+                           "started (%s): left for the bucket's lifecycle rules", self.name,
+                           exc)
+            return
+        mine = [u for u in uploads if u.get("Key") == key and u.get("Initiated")]
+        start = next((u["Initiated"].timestamp() for u in mine if u["UploadId"] == ours),
+                     None)
+        if start is None:
+            logger.warning("%s: the upload %s is not listed: the uploads a lost answer may "
+                           "have started are left for the bucket's lifecycle rules",
+                           self.name, ours)
+            return
+        for upload in mine:
+            at = upload["Initiated"].timestamp()
+            if upload["UploadId"] == ours or not start - window - 1.0 <= at <= start:
+                continue
+            orphan = upload["UploadId"]
+            logger.warning("%s: aborting the multipart upload %s, started by a try whose "
+                           "answer was lost", self.name, orphan)
+            try:
+                call(conn.retry, "DELETE", self.name, lambda orphan=orphan: conn.engine().
+                     abort_multipart_upload(conn.bucket, key, orphan))
+            except OSError as exc:
+                logger.warning("%s: could not abort %s: %s", self.name, orphan, exc)
+
     def _upload_part(self, number: int,
-                     holder: list[bytes | bytearray]) -> tuple[dict[str, Any], int]:
-        """Upload part ``number`` (the bytes in ``holder``); its entry of the completion
-        and its size."""
+                     holder: list[bytes | bytearray]) -> tuple[dict[str, Any], int, bool]:
+        """Upload part ``number`` (the bytes in ``holder``); its entry of the completion,
+        its size and whether its ETag is its MD5."""
         conn = self._conn
         chunk = holder.pop()  # the request below holds the only reference: freed before
         size = len(chunk)     # the slot is
-        checksum = crc32_of(chunk)
-        request = functools.partial(conn.engine().upload_part, conn.bucket, self._key,
-                                    self._upload_id, number, chunk, checksum)
-        del chunk
+        request = None
         try:
-            response = call(conn.retry, "PUT", self.name, request, nbytes=lambda _: size)
+            sums = digests_of(chunk, self._endpoint)
+            request = functools.partial(self._send_part_once, number, chunk, sums)
+            del chunk
+            response, md5_etag = call(conn.retry, "PUT", self.name, request,
+                                      nbytes=lambda _: size)
             return {"PartNumber": number, "ETag": response["ETag"],
-                    "ChecksumCRC32": checksum}, size
+                    "ChecksumCRC32": sums.crc32}, size, md5_etag
         finally:
             del request
             self._slots.release()
 
-    def _commit(self) -> None:
+    def _send_part_once(self, number: int, chunk: bytes | bytearray,
+                        sums: Digests) -> tuple[dict[str, Any], bool]:
+        """One try of part ``number``: the answer, and whether its ETag is the part's MD5."""
         conn = self._conn
-        engine = conn.engine()
+        response = conn.engine().upload_part(conn.bucket, self._key, self._upload_id, number,
+                                             chunk, sums.crc32, sums.content_md5)
+        return response, verify(response, sums, self._endpoint,
+                                f"part {number} of {self.name}")
+
+    def _commit(self) -> None:
         if self._upload_id is None:
-            body = self._take_buffer()
-            checksum = crc32_of(body)
-            call(conn.retry, "PUT", self.name,
-                 lambda: engine.put_object(conn.bucket, self._key, body, checksum),
-                 nbytes=lambda _: len(body))
+            self._put(self._take_buffer())
             return
-        if self._buffer:
+        if self._held is not None:
+            self._send_part(self._take_buffer(), copy=False)
+        elif self._buffer:
             self._send_part(self._take_buffer())
-        completion = Completion(conn, self._key, self._upload_id)
+        completion = Completion(self._conn, self._key, self._upload_id, self._exclusive)
         for future in self._parts:
             completion.add(*future.result())
         self._completion = completion
         completion.complete()
 
+    def _put(self, body: bytearray | memoryview) -> None:
+        """Send the whole object ``body`` with one PUT, its checksums checked.
+
+        Raises:
+            FileExistsError: ``exclusive``, and an object is at the key.
+        """
+        conn, endpoint = self._conn, self._endpoint
+        sums = digests_of(body, endpoint)
+        unsure = False
+
+        def send() -> dict[str, Any]:
+            nonlocal unsure
+            try:
+                response = conn.engine().put_object(conn.bucket, self._key, body, sums.crc32,
+                                                    sums.content_md5, self._exclusive)
+            except Exception as exc:
+                unsure = unsure or may_have_been_applied(exc)
+                raise
+            verify(response, sums, endpoint, self.name)
+            return response
+
+        try:
+            call(conn.retry, "PUT", self.name, send, nbytes=lambda _: len(body))
+        except OSError as exc:
+            info = client_error_info(exc.__cause__) if exc.__cause__ is not None else None
+            if info is not None and info[0] == STORED_BAD_DIGEST:
+                raise OSError(errno.EIO, f"{exc.strerror}; the server checks neither the "
+                              "CRC nor Content-MD5 and stored them: the object at this key "
+                              "is damaged, write it again", self.name) from exc
+            if not (self._exclusive and _precondition_failed(exc)):
+                raise
+            if unsure and sums.md5 is not None and self._is_ours(sums.md5, len(body)):
+                return  # a try that created it lost its answer; the next one found it
+            raise FileExistsError(errno.EEXIST, "file exists", self.name) from None
+
+    def _is_ours(self, md5: str, size: int) -> bool:
+        """Whether the object at the key has ``size`` bytes and the ETag ``md5``."""
+        conn = self._conn
+        try:
+            head = call(conn.retry, "HEAD", self.name,
+                        lambda: conn.engine().head_object(conn.bucket, self._key))
+        except FileNotFoundError:
+            return False
+        return head.get("ContentLength") == size and \
+            str(head.get("ETag") or "").strip('"') == md5
+
     def _discard(self) -> None:
-        self._take_buffer()
+        self._held, self._buffer = None, bytearray()
         if self._upload_id is None:
             return
         for future in self._parts:
@@ -202,20 +327,25 @@ class Completion:
     have been completed (whoever would abort it must not).
     """
 
-    def __init__(self, conn: S3Connection, key: str, upload_id: str) -> None:
+    def __init__(self, conn: S3Connection, key: str, upload_id: str,
+                 exclusive: bool = False) -> None:
         self._conn = conn
         self._key = key
         self.upload_id = upload_id
+        self.exclusive = exclusive
         self.name = conn.url(key)
         self.parts: list[dict[str, Any]] = []
         self.size = 0
+        self.md5_etags = True
         self.may_be_published = False
 
-    def add(self, part: dict[str, Any], size: int) -> None:
+    def add(self, part: dict[str, Any], size: int, md5_etag: bool = True) -> None:
         """The next part (``PartNumber``, ``ETag``, maybe ``ChecksumCRC32``), of ``size``
-        bytes."""
+        bytes; ``md5_etag``: False when its ETag may not be the MD5 of its bytes (SSE-KMS,
+        SSE-C)."""
         self.parts.append(part)
         self.size += size
+        self.md5_etags = self.md5_etags and md5_etag
 
     def complete(self) -> None:
         """Send CompleteMultipartUpload (with retries); a failure after a try that may
@@ -227,14 +357,16 @@ class Completion:
         """
         conn, key, upload_id, parts = self._conn, self._key, self.upload_id, self.parts
         unsure = False
+        if self.exclusive and self._head() is not None:  # (for servers that ignore the
+            raise FileExistsError(errno.EEXIST, "file exists", self.name)  # condition)
 
         def send() -> dict[str, Any]:
             nonlocal unsure
             try:
                 return conn.engine().complete_multipart_upload(conn.bucket, key, upload_id,
-                                                               parts)
+                                                               parts, self.exclusive)
             except Exception as exc:
-                unsure = unsure or _may_have_been_applied(exc)
+                unsure = unsure or may_have_been_applied(exc)
                 raise
 
         try:
@@ -243,14 +375,14 @@ class Completion:
         except OSError as exc:
             failure = exc
         info = client_error_info(failure.__cause__) if failure.__cause__ else None
-        if not unsure and (info is None or info[0] != "NoSuchUpload"):
+        if self.exclusive and _precondition_failed(failure) and not unsure:
+            raise FileExistsError(errno.EEXIST, "file exists", self.name) from None
+        if not unsure and (info is None or info[0] != "NoSuchUpload") and \
+                not _precondition_failed(failure):
             raise failure  # answered, and not applied: the upload may be aborted
         self.may_be_published = True
         try:
-            head = call(conn.retry, "HEAD", self.name,
-                        lambda: conn.engine().head_object(conn.bucket, key))
-        except FileNotFoundError:
-            head = None
+            head = self._head()
         except OSError as exc:
             raise OSError(errno.EIO, f"completing the multipart upload failed "
                           f"({failure.strerror}) and whether it was completed could not be "
@@ -266,9 +398,20 @@ class Completion:
                       f"({failure.strerror}) and {found} is at its key: nothing was "
                       "published", self.name) from failure
 
+    def _head(self) -> dict[str, Any] | None:
+        """The HEAD of the object at the key, None when there is none."""
+        conn = self._conn
+        try:
+            return call(conn.retry, "HEAD", self.name,
+                        lambda: conn.engine().head_object(conn.bucket, self._key))
+        except FileNotFoundError:
+            return None
+
     def expected_etag(self) -> str | None:
         """The ETag S3 gives the object this upload makes (MD5 of the parts' binary MD5s,
         ``-`` and the number of parts), None when the parts' ETags are not MD5s."""
+        if not self.md5_etags:
+            return None
         digests = []
         for part in self.parts:
             etag = str(part.get("ETag") or "").strip('"').lower()
@@ -294,8 +437,7 @@ class Completion:
         return head.get("ContentLength") == self.size
 
 
-def _may_have_been_applied(exc: BaseException) -> bool:
-    """Whether a request that failed with ``exc`` may have been applied by the server: no
-    answer came (a broken or silent connection), or a 5xx (or an error inside a 200)."""
-    info = client_error_info(exc)
-    return info is None or info[1] is None or info[1] >= 500
+def _precondition_failed(exc: OSError) -> bool:
+    """Whether ``exc`` is a refused ``If-None-Match: *`` (an object is at the key)."""
+    info = client_error_info(exc.__cause__) if exc.__cause__ is not None else None
+    return info is not None and (info[0] == "PreconditionFailed" or info[1] == 412)
