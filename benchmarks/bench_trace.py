@@ -2,7 +2,7 @@
 
 1. ``open`` + ``read`` + ``close`` of 4 KiB local files through pfio: the time per file with
    tracing at the ``metrics`` level (target <= 1.10x) and at the ``spans`` level (target
-   <= 1.25x), against the same with tracing disabled. The three are measured in interleaved
+   <= 1.20x, issue 37), against the same with tracing disabled. The three are measured in interleaved
    rounds and the best round of each is kept, so that load from other processes hits them
    alike; the time is the CPU time of the benchmark's thread (user and system).
 2. The hook as backends call it while tracing is disabled
@@ -68,7 +68,7 @@ def _file_rows(quick: bool) -> list[Row]:
         Row("trace", "open+read+close 4 KiB, metrics level (us/file)", best["metrics"] * 1e6,
             "tracing disabled", off_us, 1.10, higher_is_better=False, unit="us"),
         Row("trace", "open+read+close 4 KiB, spans level (us/file)", best["spans"] * 1e6,
-            "tracing disabled", off_us, 1.25, higher_is_better=False, unit="us"),
+            "tracing disabled", off_us, 1.20, higher_is_better=False, unit="us"),
     ]
 
 
