@@ -17,19 +17,7 @@ from pfio.integrations.parquet import (
     write_dataset,
 )
 
-
-class TextCodec:
-    """A custom codec as Petastorm users write them (``petastorm.codecs`` style): UTF-8
-    text stored as bytes, with the field's ``numpy_dtype`` to restore the type."""
-
-    def encode(self, unischema_field, value):
-        return value.encode("utf-8")
-
-    def decode(self, unischema_field, value):
-        return unischema_field.numpy_dtype(value.decode("utf-8"))
-
-    def spark_dtype(self):  # Petastorm asks its codecs for a Spark type; pfio does not
-        raise AssertionError("not called by pfio")
+from .petastorm.text_codec import TextCodec
 
 
 class Seen:
