@@ -2,9 +2,9 @@
 
 1. ``open`` + ``read`` + ``close`` of 4 KiB local files through pfio: the time per file with
    tracing at the ``metrics`` level (target <= 1.10x) and at the ``spans`` level (target
-   <= 1.25x), against the same with tracing disabled. The three are measured in interleaved
-   rounds and the best round of each is kept, so that load from other processes hits them
-   alike; the time is the CPU time of the benchmark's thread (user and system).
+   <= 1.20x, issue 37), against the same with tracing disabled. The three are measured in
+   interleaved rounds and the best round of each is kept, so that load from other processes
+   hits them alike; the time is the CPU time of the benchmark's thread (user and system).
 2. The hook as backends call it while tracing is disabled
    (``if hook.ENABLED: hook.record_request(...)``), timed alone: target <= 0.3 us per call.
    Filesystem calls have no hook at all while tracing is off (the tracer wraps FS methods
@@ -68,7 +68,7 @@ def _file_rows(quick: bool) -> list[Row]:
         Row("trace", "open+read+close 4 KiB, metrics level (us/file)", best["metrics"] * 1e6,
             "tracing disabled", off_us, 1.10, higher_is_better=False, unit="us"),
         Row("trace", "open+read+close 4 KiB, spans level (us/file)", best["spans"] * 1e6,
-            "tracing disabled", off_us, 1.25, higher_is_better=False, unit="us"),
+            "tracing disabled", off_us, 1.20, higher_is_better=False, unit="us"),
     ]
 
 

@@ -17,7 +17,7 @@ from time import perf_counter_ns
 from typing import Any
 
 from . import hook
-from .files import CountedReader, SpannedFile, SpannedReader, TracedFile, start_span
+from .files import CountedReader, SpannedFile, SpannedReader, TracedFile
 from .recorder import Recorder, ThreadState
 from .stats import RAW_LIMIT
 
@@ -163,7 +163,9 @@ def _open(cls: type, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         if len(raw) >= RAW_LIMIT:
             opens.compact()
         if spans:  # the file's span, open to close, comes when it is closed
-            start_span(f, st, scheme, rec, name, start)
+            f._st, f._scheme, f._rec, f._url, f._opened = st, scheme, rec, name, start
+            f._done = False
+            f._reads = f._read_bytes = f._read_ns = 0
         return f
 
     return traced

@@ -8,11 +8,9 @@ by many processes merge into one summary.
 from __future__ import annotations
 
 import sys
-from collections import Counter
+from bisect import bisect_left
 from dataclasses import dataclass, field
-from itertools import repeat
-from math import log2
-from operator import add, mul
+from math import ceil, log2
 from typing import Any
 
 _SUB = 16  # buckets per power of two
@@ -24,18 +22,41 @@ _NUMPY_FROM = 64  # fewer durations than this fold faster without NumPy
 def fold(hist: dict[int, int], raw: list[int]) -> None:
     """Add durations ``raw`` (nanoseconds) to ``hist``: bucket ``b`` holds durations ``d``
     with ``floor(16 * log2(d + 1)) == b``. Computed in C, with NumPy where the process has
-    already imported it (about 25 ns a duration), else with the standard library (100 ns)."""
+    already imported it (about 25 ns a duration), else by sorting the durations and cutting
+    the sorted list at the buckets' first durations (about 55 ns a duration against 90 for a
+    logarithm each)."""
     numpy = sys.modules.get("numpy")
     if numpy is not None and len(raw) >= _NUMPY_FROM:
         buckets = (numpy.log2(numpy.array(raw, dtype=numpy.float64) + 1) * _SUB)
         counts = numpy.bincount(buckets.astype(numpy.int64))
         found = numpy.flatnonzero(counts)
-        pairs: Any = zip(found.tolist(), counts[found].tolist(), strict=True)
-    else:
-        pairs = Counter(map(int, map(mul, map(log2, map(add, raw, repeat(1))),
-                                     repeat(_SUB)))).items()
-    for index, n in pairs:
-        hist[index] = hist.get(index, 0) + n
+        for index, n in zip(found.tolist(), counts[found].tolist(), strict=True):
+            hist[index] = hist.get(index, 0) + n
+        return
+    values = sorted(raw)
+    i, end = 0, len(values)
+    while i < end:
+        index = int(log2(values[i] + 1) * _SUB)
+        j = bisect_left(values, _bucket_start(index + 1), i)
+        hist[index] = hist.get(index, 0) + j - i
+        i = j
+
+
+_starts: dict[int, int] = {}
+
+
+def _bucket_start(index: int) -> int:
+    """The smallest duration of bucket ``index`` or above (by the same float computation as
+    :func:`fold`'s, so that both cut where a logarithm each would)."""
+    start = _starts.get(index)
+    if start is None:
+        x = max(1, ceil(2 ** (index / _SUB)))  # the first d + 1 of the bucket, near enough
+        while x > 1 and int(log2(x - 1) * _SUB) >= index:
+            x -= 1
+        while int(log2(x) * _SUB) < index:
+            x += 1
+        start = _starts[index] = x - 1
+    return start
 
 
 def bucket_value(index: int) -> float:

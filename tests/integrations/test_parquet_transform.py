@@ -155,6 +155,8 @@ def test_a_batch_func_must_return_a_dataframe(dataset):
 class _ZlibArrays:
     """A user codec: arrays as zlib-compressed raw bytes of the field's dtype and shape."""
 
+    takes_arrays = True
+
     def encode(self, field, value):
         return zlib.compress(value.tobytes())
 

@@ -16,7 +16,11 @@ tf = tensorflow
 from pfio.integrations.parquet import Field, Schema, write_dataset  # noqa: E402
 from pfio.integrations.shards import ShardWriter  # noqa: E402
 from pfio.integrations.tensorflow import make_dataset  # noqa: E402
-from pfio.integrations.tensorflow.readers import NATIVE_CHUNK, RECORD_CHUNK  # noqa: E402
+from pfio.integrations.tensorflow.readers import (  # noqa: E402
+    NATIVE_CHUNK,
+    RECORD_CHUNK,
+    REMOTE_BUFFER,
+)
 from pfio.integrations.tfrecord import TFRecordWriter, make_example  # noqa: E402
 
 SCHEMA = Schema([Field("id", np.int64), Field("x", np.float32, (2, 3), "ndarray"),
@@ -416,3 +420,33 @@ def test_tensorflow_reads_tfrecords_on_s3_through_the_plugin(s3_env, s3_bucket):
     written = _tfrecords(root, files=2, per_file=70)
     dataset = make_dataset(root, tfrecord_reader="tensorflow", num_parallel_reads=2)
     assert [r.numpy() for r in dataset] == _round_robin(written, NATIVE_CHUNK)
+
+
+def test_tensorflow_reads_s3_in_8_mib_reads_not_the_whole_file(s3_env, s3_bucket, monkeypatch):
+    """Issue 37: left to itself, TFRecordDataset asks the plugin for the whole file (up to
+    128 MiB) before parsing; make_dataset reads files off local disk 8 MiB at a time."""
+    from pfio.integrations.tensorflow import register_filesystem
+
+    plugin = pytest.importorskip("pfio.integrations.tensorflow.plugin")
+    try:
+        register_filesystem(["s3"])
+    except plugin.BuildError as exc:  # no compiler here
+        pytest.skip(f"the plugin cannot be built: {exc}")
+    from pfio.integrations.tensorflow.plugin import bridge
+
+    url = f"s3://{s3_bucket}/big.tfrecord"
+    record = os.urandom(256 << 10)
+    with TFRecordWriter(url) as w:
+        for _ in range(40):  # 10 MiB
+            w.write(record)
+    asked = []
+    read_into = bridge.read_into
+
+    def observed(reader, offset, buffer):
+        asked.append(len(buffer))
+        return read_into(reader, offset, buffer)
+
+    monkeypatch.setattr(bridge, "read_into", observed)
+    dataset = make_dataset(url, tfrecord_reader="tensorflow", num_parallel_reads=1)
+    assert sum(1 for _ in dataset) == 40
+    assert max(asked) == REMOTE_BUFFER and len(asked) >= 2

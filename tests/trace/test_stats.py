@@ -84,3 +84,20 @@ def test_folding_with_numpy_fills_the_same_buckets_as_without(monkeypatch):
     without = {}
     fold(without, raw)
     assert with_numpy == without and sum(without.values()) == len(raw)
+
+
+def test_folding_without_numpy_puts_each_duration_where_its_logarithm_does(monkeypatch):
+    """The sorted fold (no NumPy) cuts at the buckets' first durations: every duration,
+    those at and next to each bucket's edges included, lands in int(16 * log2(d + 1))."""
+    import math
+    import sys
+    from collections import Counter
+
+    from pfio.trace.stats import fold
+
+    monkeypatch.setitem(sys.modules, "numpy", None)
+    edges = [math.ceil(2 ** (b / 16)) - 1 for b in range(0, 16 * 40)]
+    raw = [d + k for d in edges for k in (-1, 0, 1) if d + k >= 0] + list(range(3000))
+    hist: dict[int, int] = {}
+    fold(hist, raw)
+    assert hist == Counter(int(math.log2(d + 1) * 16) for d in raw)

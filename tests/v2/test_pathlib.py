@@ -237,3 +237,15 @@ def test_unlink_a_file_and_a_tree(mem):
     assert not f.exists() and not Path("t", fs=mem).exists()
     with pytest.raises(FileNotFoundError):
         unlink(f)
+
+
+def test_pfio_2s_directory_feature_helper_says_which_filesystems_have_directories(
+        tmp_path, s3_env, s3_bucket):
+    """PFIO 2.10's tests ask ``_has_directory_feature(fs)`` before testing what a directory
+    does once it is empty: S3 has none of its own."""
+    from pfio.v2 import from_url
+    from pfio.v2.pathlib import _has_directory_feature
+
+    assert _has_directory_feature(Local(str(tmp_path)))
+    assert _has_directory_feature(MemoryFS())
+    assert not _has_directory_feature(from_url(f"s3://{s3_bucket}"))

@@ -207,6 +207,19 @@ def test_a_zip_s_fileobj_is_buffered_and_raw_with_buffering_zero(zip_url: str) -
         assert z.open("file", "rb").read() == b"content"
 
 
+def test_the_raw_file_is_pfio_2s_object_reader(base: str, zip_url: str) -> None:
+    """PFIO 2.10's own test_s3_zip checks ``isinstance(z.fileobj, pfio.v2.s3._ObjectReader)``
+    with ``buffering=0`` (issue 37)."""
+    import pfio.v2.s3
+
+    with from_url(zip_url, buffering=0) as z:
+        assert isinstance(z.fileobj, pfio.v2.s3._ObjectReader)
+    with from_url(base).open("foo.data", "rb", buffering=0) as f:
+        assert isinstance(f, pfio.v2.s3._ObjectReader)
+    with from_url(base).open("foo.data", "rb") as f:
+        assert not isinstance(f, pfio.v2.s3._ObjectReader)
+
+
 # -- trace=True ------------------------------------------------------------------------------
 
 def _recorded(ppe) -> list[str]:

@@ -5,8 +5,14 @@ scalar) and ``decode(field, stored)`` (the value again). Optional members:
 
 * ``arrow_type(field) -> pyarrow.DataType``: the column type (default: binary);
 * ``check(field)``: raise ValueError when a field cannot use this codec;
-* ``takes_arrays``: when true (the default) ``encode`` gets ``numpy.asarray(value,
-  field.dtype)``, checked against ``field.shape``; when false, the value as given.
+* ``takes_arrays``: when true, ``encode`` gets ``numpy.asarray(value, field.dtype)``,
+  checked against ``field.shape`` first; when false (the default), the value as the row
+  holds it, as Petastorm calls ``codec.encode(unischema_field, value)``.
+
+A codec class written for Petastorm (``encode(unischema_field, value)``,
+``decode(unischema_field, value)``) works unchanged: ``field`` is a
+:class:`~pfio.integrations.parquet.Field`, which also has Petastorm's ``numpy_dtype``
+besides ``name``, ``shape`` and ``nullable``.
 
 :func:`register_codec` makes a codec name usable in :class:`~pfio.integrations.parquet.Field`
 and in the schema of stored datasets, which then decode with it. The built-in ``scalar``,
@@ -43,7 +49,11 @@ _codecs: dict[str, Codec] = {}
 
 def register_codec(name: str, codec: Codec, replace: bool = False) -> None:
     """Make ``name`` a codec of fields. Registering a taken name is a ValueError unless
-    ``replace`` (the built-in codecs cannot be replaced)."""
+    ``replace`` (the built-in codecs cannot be replaced).
+
+    ``codec.encode(field, value)`` gets each value as the row holds it (a ``str``, a list,
+    an array...), unless ``codec.takes_arrays`` is true: then it gets the value as a NumPy
+    array of the field's dtype whose shape was checked against the field's."""
     if not (callable(getattr(codec, "encode", None)) and callable(getattr(codec, "decode",
                                                                           None))):
         raise TypeError(f"codec {codec!r} needs encode(field, value) and decode(field, stored)")
@@ -99,6 +109,8 @@ class ScalarCodec:
 class NdarrayCodec:
     """Arrays: Arrow fixed-size lists when ``field.fixed_shape``, else ``.npy`` bytes."""
 
+    takes_arrays = True
+
     def arrow_type(self, field: Any) -> pa.DataType:
         return arrays.tensor_type(field.dtype, field.shape) if field.fixed_shape else pa.binary()
 
@@ -119,6 +131,8 @@ class CompressedNdarrayCodec:
     """Arrays of any shape as ``numpy.savez_compressed`` bytes holding one array, ``arr``
     (Petastorm's ``CompressedNdarrayCodec`` layout): smaller, slower to decode."""
 
+    takes_arrays = True
+
     def encode(self, field: Any, value: np.ndarray) -> bytes:
         buffer = io.BytesIO()
         np.savez_compressed(buffer, arr=value)
@@ -134,6 +148,8 @@ class CompressedNdarrayCodec:
 
 class ImageCodec:
     """uint8 images (HxW or HxWxC with C in 1, 3, 4, RGB order) encoded by OpenCV."""
+
+    takes_arrays = True
 
     def __init__(self, extension: str) -> None:
         self.extension = extension

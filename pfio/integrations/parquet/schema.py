@@ -62,6 +62,12 @@ class Field:
         return (self.codec == "ndarray" and self.dtype.kind in "biuf" and self.dtype.isnative
                 and all(d is not None for d in self.shape) and int(np.prod(self.shape)) > 0)
 
+    @property
+    def numpy_dtype(self) -> type:
+        """The NumPy scalar type of the values (``np.int32``...), as Petastorm's
+        ``UnischemaField.numpy_dtype``, for codecs written for Petastorm."""
+        return self.dtype.type
+
     def arrow_type(self) -> pa.DataType:
         """The Arrow type of the stored column (the codec's ``arrow_type``, else binary)."""
         arrow_type = getattr(get_codec(self.codec), "arrow_type", None)
@@ -74,7 +80,7 @@ class Field:
                 raise ValueError(f"field {self.name!r} is not nullable")
             return None
         codec = get_codec(self.codec)
-        if getattr(codec, "takes_arrays", True):
+        if getattr(codec, "takes_arrays", False):
             value = np.asarray(value, dtype=self.dtype)
             self._check_shape(value)
         return codec.encode(self, value)

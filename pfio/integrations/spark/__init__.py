@@ -9,7 +9,8 @@
 
 * :func:`register` adds the ``pfio`` format to a session: ``spark.read.format("pfio")
   .load(url)`` and ``df.write.format("pfio").save(url)`` on every pfio URL (``s3://``
-  without hadoop-aws), with column selection, filter pushdown and a staged commit.
+  without hadoop-aws), with column selection, filter pushdown (where Spark keeps pushed
+  filters to their query) and a staged commit.
 * :func:`make_converter` (alias :func:`make_spark_converter`, after Petastorm's) writes a
   DataFrame once to a cache URL as a pfio dataset and hands out torch DataLoaders over it.
 

@@ -4,9 +4,10 @@ Source API, on every pfio URL.
 Reads: the dataset's files are found and opened by pfio (s3, hdfs, file, zip members...),
 row groups are split over ``partitions`` Spark tasks, each read by pfio's Parquet reader
 with only the selected columns (the schema given to ``.schema(...)``, or the ``columns``
-option) and the pushed filters applied (comparisons, ``IN``, null and string tests on plain
-columns; Spark evaluates the rest). Columns keep their stored form (arrays as Spark arrays,
-images and ``.npy`` as binary) and carry their pfio field as column metadata.
+option) and, where :func:`register` lets it take filters, the pushed filters applied
+(comparisons, ``IN``, null and string tests on plain columns; Spark evaluates the rest).
+Columns keep their stored form (arrays as Spark arrays, images and ``.npy`` as binary) and
+carry their pfio field as column metadata.
 
 Writes: each task writes Parquet files aside and the job's commit publishes them
 (:mod:`~pfio.integrations.spark.staging`), so a failed or retried task never leaves
@@ -57,18 +58,51 @@ FORMAT = "pfio"
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
 
-def register(spark: SparkSession, pushdown: bool = True) -> None:
+def register(spark: SparkSession, pushdown: bool | None = None) -> None:
     """Make ``format("pfio")`` readable and writable in ``spark``'s session.
 
     Args:
         spark: the session.
         pushdown: let reads take filters (sets ``spark.sql.python.filterPushdown.enabled``
-            for the session, which Spark requires of a data source that takes filters);
-            False registers a reader that leaves every filter to Spark.
+            for the session, which Spark requires of a data source that takes filters).
+            None (the default): only where Spark keeps the reader that took a query's
+            filters to that query (see :func:`pushdown_is_safe`); elsewhere Spark
+            evaluates every filter. True: take filters anyway (then load the DataFrame
+            again for each filtered query); False: never.
     """
+    if pushdown is None:
+        pushdown = pushdown_is_safe(spark)
+    elif pushdown and not pushdown_is_safe(spark):
+        logger.warning("Spark %s shares the reader that took a query's filters with the "
+                       "later queries of the same DataFrame: load it again for each query",
+                       spark.version)
     if pushdown:
         spark.conf.set(PUSHDOWN_CONF, "true")
     spark.dataSource.register(PfioDataSource if pushdown else PfioPlainDataSource)
+
+
+#: the provider of Spark's Python data sources; Spark versions whose provider has
+#: ``setReadInfo`` keep the read planned with a query's pushed filters on it, for every
+#: later scan of the relation
+_PROVIDER = "org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2"
+
+
+def pushdown_is_safe(spark: SparkSession) -> bool:
+    """Whether filters pushed into a Python data source stay with their own query.
+
+    Spark up to at least 4.3 stores the read that filter pushdown planned (the reader, with
+    the filters it took) on the data source's provider, which every DataFrame derived from
+    one ``load()`` shares: after ``df.filter("label > 4").count()``, ``df.count()`` reads
+    with the filter and Spark does not know it. False there, and where the session does
+    not show its JVM (Spark Connect)."""
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        return False
+    try:
+        provider = jvm.java.lang.Class.forName(_PROVIDER)
+    except Exception:  # noqa: BLE001 - py4j raises its own error kinds: a Spark we don't know
+        return False
+    return "setReadInfo" not in {method.getName() for method in provider.getMethods()}
 
 
 def dataset_schema(url: str) -> pa.Schema:

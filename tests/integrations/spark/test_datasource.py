@@ -71,7 +71,15 @@ def test_user_schema_selects_columns(spark, tmp_path):
     assert df.columns == ["label"] and sorted(r.label for r in df.collect()) == list(range(12))
 
 
-def test_filters_of_and_and_or_are_exact(spark, tmp_path):
+@pytest.fixture
+def pushdown(spark):
+    """The ``pfio`` format registered with filter pushdown, for one test."""
+    register(spark, pushdown=True)
+    yield
+    register(spark)
+
+
+def test_filters_of_and_and_or_are_exact(spark, pushdown, tmp_path):
     df = spark.read.format("pfio").load(_dataset(str(tmp_path / "ds")))
     kept = df.filter((F.col("label") >= 3) & (F.col("label") < 6) | F.col("label").isin(9))
     assert sorted(r.label for r in kept.collect()) == [3, 4, 5, 9]
@@ -83,18 +91,39 @@ def _spark_filters(df) -> str:
     return "\n".join(line for line in plan.splitlines() if "Filter (" in line)
 
 
-def test_taken_filters_leave_spark_no_filter(spark, tmp_path):
+def test_taken_filters_leave_spark_no_filter(spark, pushdown, tmp_path):
     df = spark.read.format("pfio").load(_dataset(str(tmp_path / "ds")))
     pushed = df.filter((F.col("label") > 9) & F.col("small").isNotNull())
     assert _spark_filters(pushed) == ""
     assert sorted(r.label for r in pushed.collect()) == [10, 11]
 
 
-def test_filters_not_taken_stay_with_spark(spark, tmp_path):
+def test_filters_not_taken_stay_with_spark(spark, pushdown, tmp_path):
     df = spark.read.format("pfio").load(_dataset(str(tmp_path / "ds")))
     mixed = df.filter((F.col("label") > 5) & (F.col("label") % 2 == 0))
     assert "% 2" in _spark_filters(mixed) and "> 5" not in _spark_filters(mixed)
     assert sorted(r.label for r in mixed.collect()) == [6, 8, 10]
+
+
+def test_a_filtered_query_leaves_later_queries_of_the_dataframe_alone(spark, tmp_path):
+    """Issue 37: Spark 4.3 keeps the read a query's pushed filters planned for every later
+    scan of the DataFrame, so a pushed ``label > 4`` made a later sum 1,400 of 1,800."""
+    write_dataset(str(tmp_path / "ds"), SCHEMA, ({"features": np.zeros(4, np.float32),
+                                                  "small": 0, "label": k % 10}
+                                                 for k in range(400)), row_group_size=50)
+    df = spark.read.format("pfio").load(str(tmp_path / "ds"))
+    assert df.filter("label > 4").count() == 200
+    assert df.select("label").groupBy().sum("label").collect()[0][0] == 1800
+    assert df.count() == 400
+
+
+def test_the_default_takes_filters_only_where_spark_keeps_them_to_their_query(spark,
+                                                                              tmp_path):
+    from pfio.integrations.spark.datasource import pushdown_is_safe
+
+    df = spark.read.format("pfio").load(_dataset(str(tmp_path / "ds")))
+    kept = _spark_filters(df.filter(F.col("label") > 9))
+    assert ("> 9" in kept) is not pushdown_is_safe(spark)
 
 
 def test_without_pushdown_spark_filters(spark, tmp_path):
