@@ -34,6 +34,13 @@ class PfioFileSystem(FileSystemBase):
         with open_url(str(path), mode) as stream:
             yield stream
 
+    @contextlib.contextmanager
+    def create_stream_hinted(self, path: str, first_fetch: int) -> Generator[Any, None, None]:
+        """A binary reader of ``path`` whose opening request (on S3) fetches its first
+        ``first_fetch`` bytes."""
+        with open_url(path, "rb", first_fetch=first_fetch) as stream:
+            yield stream
+
     def concat_path(self, path: str | os.PathLike, suffix: str) -> str:
         return posixpath.join(str(path), suffix)
 
