@@ -31,6 +31,7 @@ import torch
 
 from ..api import from_url, open_url
 from ..trace.redact import redact
+from .save_stream import SaveDiscarded, SaveStream
 
 logger = logging.getLogger(__name__)
 
@@ -40,10 +41,6 @@ _unfinished: set[CheckpointManager] = set()
 _unfinished_lock = threading.RLock()
 #: the SIGTERM handler pfio's replaced (None while pfio's is not installed)
 _sigterm_previous: Any = None
-
-
-class SaveDiscarded(Exception):
-    """A background save was given up (SIGTERM past its grace time): nothing published."""
 
 
 def save(obj: Any, url: str, **kwargs: Any) -> None:
@@ -58,38 +55,12 @@ def save(obj: Any, url: str, **kwargs: Any) -> None:
 
 def _save_to(obj: Any, url: str, discard: threading.Event | None, **kwargs: Any) -> None:
     with open_url(url, "wb") as f:
-        stream = _Stream(f, discard, url)
+        stream = SaveStream(f, url, discard)
         try:
             torch.save(obj, stream, **kwargs)
         except Exception as exc:
-            # torch replaces an error of the file's write with its own ("unexpected pos")
-            if stream.error is not None and stream.error is not exc:
-                raise stream.error  # noqa: B904 - exc's context is this error already
+            stream.reraise(exc)
             raise
-
-
-class _Stream:
-    """What ``torch.save`` writes to: the file, remembering the first error of a write, and
-    raising :class:`SaveDiscarded` once ``discard`` is set."""
-
-    def __init__(self, f: Any, discard: threading.Event | None, url: str) -> None:
-        self._f = f
-        self._discard = discard
-        self._url = url
-        self.error: BaseException | None = None
-
-    def write(self, b: Any) -> int:
-        try:
-            if self._discard is not None and self._discard.is_set():
-                raise SaveDiscarded(f"the save of {redact(self._url)} was discarded")
-            return self._f.write(b)
-        except BaseException as exc:
-            if self.error is None:
-                self.error = exc
-            raise
-
-    def flush(self) -> None:
-        self._f.flush()
 
 
 def load(url: str, map_location: Any = None, **kwargs: Any) -> Any:

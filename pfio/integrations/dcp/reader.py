@@ -75,15 +75,17 @@ class PfioReader(FileSystemReader):
         max_workers: reads in flight at once (8).
         max_inflight: bytes fetched and not yet decoded, at most (the larger of this, 256
             MiB, and one read).
+        storage_options: options of the file system (``from_url(path, **options)``).
     """
 
     def __init__(self, path: str, *, read_size: int = 16 << 20, max_gap: int = 8 << 10,
-                 max_workers: int = 8, max_inflight: int = 256 << 20, **kwargs: Any) -> None:
+                 max_workers: int = 8, max_inflight: int = 256 << 20,
+                 storage_options: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(path, **kwargs)
         if read_size < 1 or max_gap < 0 or max_workers < 1 or max_inflight < 1:
             raise ValueError("read_size, max_workers and max_inflight must be positive and "
                              "max_gap at least 0")
-        self.fs = PfioFileSystem()
+        self.fs = PfioFileSystem(storage_options)
         self.path = self.fs.init_path(path)
         self.read_size = read_size
         self.max_gap = max_gap

@@ -16,7 +16,7 @@ import logging
 import pickle
 import queue
 import secrets
-from concurrent.futures import Future
+import threading
 from typing import Any
 
 from torch.distributed.checkpoint.filesystem import (
@@ -25,10 +25,12 @@ from torch.distributed.checkpoint.filesystem import (
     FileSystemWriter,
     _split_by_size_and_type,
     _StoragePrefix,
+    _write_files_from_queue,
 )
 from torch.distributed.checkpoint.metadata import Metadata
 from torch.distributed.checkpoint.planner import SavePlan, SavePlanner
 from torch.distributed.checkpoint.storage import WriteResult
+from torch.futures import Future
 
 from ...trace.redact import redact
 from .prefixes import PrefixStrategy, strategy
@@ -55,12 +57,18 @@ class PfioWriter(FileSystemWriter):
             strategy); ``PfioReader`` reads them without options.
         sync_files: False by default: pfio's writers sync a local file before publishing it,
             and on object stores DCP's sync would fall back to a global ``os.sync``.
+        storage_options: options of the file system (``from_url(path, **options)``).
+
+    With ``thread_count`` > 1, the first error of a writing thread is raised (DCP's own
+    writer lets a failing thread die and goes on without its results), and the threads
+    start no new file after it.
     """
 
     def __init__(self, path: str, *args: Any, prefix_strategy: PrefixStrategy | str | None
-                 = None, sync_files: bool = False, **kwargs: Any) -> None:
+                 = None, sync_files: bool = False,
+                 storage_options: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(path, *args, sync_files=sync_files, **kwargs)
-        self.fs = PfioFileSystem()
+        self.fs = PfioFileSystem(storage_options)
         self.path = self.fs.init_path(path)
         self.prefix_strategy = strategy(prefix_strategy)
 
@@ -98,6 +106,43 @@ class PfioWriter(FileSystemWriter):
                     name = f"{directory}/{name}"
             files.put((self.fs.concat_path(self.path, name), name, items))
         return self._write_data(planner, files)
+
+    def _write_data(self, planner: SavePlanner,
+                    file_queue: queue.Queue) -> Future[list[WriteResult]]:
+        results: queue.Queue = queue.Queue()
+        errors: list[BaseException] = []
+
+        def work() -> None:
+            try:
+                _write_files_from_queue(
+                    create_stream=self.fs.create_stream, file_queue=file_queue,
+                    result_queue=results, planner=planner, transforms=self.transforms,
+                    inflight_threshhold=self.per_thread_copy_ahead,
+                    use_fsync=self.sync_files, thread_count=self.thread_count,
+                    serialization_format=self.serialization_format)
+            except BaseException as exc:  # noqa: BLE001 - raised below, in the caller
+                errors.append(exc)
+                while True:  # the other threads start no new file
+                    try:
+                        file_queue.get_nowait()
+                    except queue.Empty:
+                        break
+
+        threads = [threading.Thread(target=work, name=f"pfio-dcp-write-{i}")
+                   for i in range(1, self.thread_count)]
+        for thread in threads:
+            thread.start()
+        work()
+        for thread in threads:
+            thread.join()
+        if errors:
+            raise errors[0]
+        written: list[WriteResult] = []
+        while not results.empty():
+            written += results.get_nowait()
+        done: Future[list[WriteResult]] = Future()
+        done.set_result(written)
+        return done
 
     def finish(self, metadata: Metadata, results: list[list[WriteResult]]) -> None:
         """Publish the metadata (one atomic write), then remove the data files it does not
