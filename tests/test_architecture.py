@@ -168,7 +168,8 @@ S3_LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("transport", ("credentials", "retry", "threads", "rest", "connection", "http1",
                    "http_engine",
                    "boto3_engine")),
-    ("io", ("get", "reader", "faces", "writer", "stat", "operations", "filesystem")),
+    ("io", ("get", "reader", "faces", "writer", "stat", "operations", "uploads",
+            "filesystem")),
 ]
 
 

@@ -32,6 +32,7 @@ import torch
 from ..api import from_url, open_url
 from ..trace.redact import redact
 from .save_stream import SaveDiscarded, SaveStream
+from .stale_uploads import STALE_UPLOAD_AGE, abort_stale_uploads
 
 logger = logging.getLogger(__name__)
 
@@ -91,15 +92,20 @@ class CheckpointManager:
         prefix, suffix: the file name around the step number.
         sigterm_grace: seconds a background save may take to finish after SIGTERM (20:
             within Kubernetes' 30 s before SIGKILL).
+        stale_upload_age: on S3, the first save aborts the multipart uploads under ``url``
+            started more than this many seconds ago (a killed save's; default a day,
+            ``STALE_UPLOAD_AGE``; None: never).
     """
 
     def __init__(self, url: str, keep_last: int | None = 3, prefix: str = "ckpt",
-                 suffix: str = ".pt", sigterm_grace: float = 20.0) -> None:
+                 suffix: str = ".pt", sigterm_grace: float = 20.0,
+                 stale_upload_age: float | None = STALE_UPLOAD_AGE) -> None:
         if keep_last is not None and keep_last < 1:
             raise ValueError("keep_last must be at least 1 (or None to keep all)")
         if sigterm_grace < 0:
             raise ValueError("sigterm_grace must be at least 0")
         self.sigterm_grace = sigterm_grace
+        self.stale_upload_age = stale_upload_age
         self._discard = threading.Event()
         self._step: int | None = None
         self.url = url.rstrip("/")
@@ -166,6 +172,7 @@ class CheckpointManager:
     def _save(self, state: Any, step: int, discard: threading.Event | None = None) -> None:
         if not self._directory_ready:
             from_url(self.url, create=True).close()
+            abort_stale_uploads(self.url, self.stale_upload_age)
             self._directory_ready = True
         _save_to(state, self.path(step), discard)
         logger.info("checkpoint saved: %s", redact(self.path(step)))

@@ -81,5 +81,5 @@ def test_sigterm_past_the_grace_time_discards_the_save_and_says_so(run):
 
 def _uploads(bucket: str) -> list:
     import boto3
-    client = boto3.client("s3", endpoint_url=os.environ["S3_ENDPOINT"])
+    client = boto3.session.Session().client("s3", endpoint_url=os.environ["S3_ENDPOINT"])
     return client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])

@@ -42,7 +42,7 @@ def _for_seconds(seconds):
 
 
 def _uploads(bucket):
-    client = boto3.client("s3", endpoint_url=os.environ["S3_ENDPOINT"])
+    client = boto3.session.Session().client("s3", endpoint_url=os.environ["S3_ENDPOINT"])
     return client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])
 
 

@@ -33,6 +33,7 @@ from torch.distributed.checkpoint.storage import WriteResult
 from torch.futures import Future
 
 from ...trace.redact import redact
+from ..stale_uploads import STALE_UPLOAD_AGE, abort_stale_uploads
 from .prefixes import PrefixStrategy, strategy
 from .storage import PfioFileSystem
 
@@ -58,6 +59,9 @@ class PfioWriter(FileSystemWriter):
         sync_files: False by default: pfio's writers sync a local file before publishing it,
             and on object stores DCP's sync would fall back to a global ``os.sync``.
         storage_options: options of the file system (``from_url(path, **options)``).
+        stale_upload_age: on S3, the coordinator aborts the multipart uploads under the
+            checkpoint started more than this many seconds ago (a killed save's; default
+            a day; None: never) when a save starts.
 
     With ``thread_count`` > 1, the first error of a writing thread is raised (DCP's own
     writer lets a failing thread die and goes on without its results), and the threads
@@ -66,15 +70,22 @@ class PfioWriter(FileSystemWriter):
 
     def __init__(self, path: str, *args: Any, prefix_strategy: PrefixStrategy | str | None
                  = None, sync_files: bool = False,
-                 storage_options: dict[str, Any] | None = None, **kwargs: Any) -> None:
+                 storage_options: dict[str, Any] | None = None,
+                 stale_upload_age: float | None = STALE_UPLOAD_AGE, **kwargs: Any) -> None:
         super().__init__(path, *args, sync_files=sync_files, **kwargs)
         self.fs = PfioFileSystem(storage_options)
+        self.stale_upload_age = stale_upload_age
         self.path = self.fs.init_path(path)
         self.prefix_strategy = strategy(prefix_strategy)
 
     @classmethod
     def validate_checkpoint_id(cls, checkpoint_id: Any) -> bool:
         return PfioFileSystem.validate_checkpoint_id(checkpoint_id)
+
+    def set_up_storage_writer(self, is_coordinator: bool, *args: Any, **kwargs: Any) -> None:
+        super().set_up_storage_writer(is_coordinator, *args, **kwargs)
+        if is_coordinator:
+            abort_stale_uploads(self.path, self.stale_upload_age, self.fs.options)
 
     def prepare_local_plan(self, plan: SavePlan) -> SavePlan:
         plan = super().prepare_local_plan(plan)
