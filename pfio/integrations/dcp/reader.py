@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import os
+import threading
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -134,31 +135,40 @@ class PfioReader(FileSystemReader):
 
 
 class _Files:
-    """The files of a load, each opened once (its opening request fetching its first read
-    when that starts at byte 0), for positional reads from any thread."""
+    """The files of a load, each opened once by the first thread that reads it (its opening
+    request fetching its first read when the file is that one read from byte 0), for
+    positional reads from any thread."""
 
     def __init__(self, reader: PfioReader, reads: list[Read], stack: ExitStack) -> None:
         self._reader = reader
         self._stack = stack
+        self._stack_lock = threading.Lock()
         self._first: dict[str, Read] = {}
         self._count: dict[str, int] = {}
         for read in reads:
             self._first.setdefault(read.path, read)
             self._count[read.path] = self._count.get(read.path, 0) + 1
+        self._locks = {path: threading.Lock() for path in self._first}
         self._open: dict[str, PositionalReader] = {}
 
     def get(self, path: str) -> PositionalReader:
-        """The file ``path`` (opened in the calling thread: the main one)."""
+        """The file ``path``, opened on first use."""
         found = self._open.get(path)
-        if found is None:
-            first = self._first[path]
-            # the opening GET reads the whole read when it is the file's only one (a
-            # plain GET of the object), else a byte (a larger ranged opening would be
-            # a plain GET whose connection is dropped past the read)
-            hint = first.end if first.start == 0 and self._count[path] == 1 else 1
-            url = self._reader.fs.concat_path(self._reader.path, path)
-            f = self._stack.enter_context(self._reader.fs.create_stream_hinted(url, hint))
-            found = self._open[path] = PositionalReader(f)
+        if found is not None:
+            return found
+        with self._locks[path]:
+            found = self._open.get(path)
+            if found is None:
+                first = self._first[path]
+                # the opening GET reads the whole read when it is the file's only one (a
+                # plain GET of the object), else a byte (a larger ranged opening would be
+                # a plain GET whose connection is dropped past the read)
+                hint = first.end if first.start == 0 and self._count[path] == 1 else 1
+                url = self._reader.fs.concat_path(self._reader.path, path)
+                opened = self._reader.fs.create_stream_hinted(url, hint)
+                with self._stack_lock:
+                    f = self._stack.enter_context(opened)
+                found = self._open[path] = PositionalReader(f)
         return found
 
 
@@ -174,8 +184,7 @@ def _fetch(reads: list[Read], files: _Files, pool: ThreadPoolExecutor, piece: in
             while queue and (not pending or inflight + queue[0].end - queue[0].start
                              <= budget):
                 read = queue.popleft()
-                f = files.get(read.path)
-                pieces = [pool.submit(_read_exactly, f, read.path, at,
+                pieces = [pool.submit(_read_exactly, files, read.path, at,
                                       min(read.end, at + piece) - at)
                           for at in range(read.start, read.end, piece)]
                 pending.append((read, pieces))
@@ -190,8 +199,8 @@ def _fetch(reads: list[Read], files: _Files, pool: ThreadPoolExecutor, piece: in
                 p.cancel()
 
 
-def _read_exactly(f: PositionalReader, path: str, offset: int, size: int) -> bytes:
-    data = f.read_at(offset, size)
+def _read_exactly(files: _Files, path: str, offset: int, size: int) -> bytes:
+    data = files.get(path).read_at(offset, size)
     if len(data) != size:
         raise OSError(f"{path}: {size} bytes wanted at offset {offset}, the file has "
                       f"{len(data)} there (truncated data file?)")
