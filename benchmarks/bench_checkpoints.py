@@ -286,14 +286,17 @@ def _timed(op: Op) -> tuple[float, float]:
 
 def measure(groups: dict[str, dict[str, tuple[Op, Op]]], rounds: int,
             gib: float) -> dict[tuple[str, str, str], list[tuple[float, float]]]:
-    """(group, client, "save"|"load") -> [(GB/s, CPU s/GiB)] per round; clients take
-    turns, a save then its load."""
+    """(group, client, "save"|"load") -> [(GB/s, CPU s/GiB)] per round. In each round and
+    group the clients save in turn, then load in turn, in an order rotated every round (so
+    that no client always follows its own save, or the same neighbour, on the gateway)."""
     found: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
-    for _ in range(rounds):
+    for turn in range(rounds):
         for group, clients in groups.items():
-            for name, (save, load) in clients.items():
-                for what, op in (("save", save), ("load", load)):
-                    wall, cpu = _timed(op)
+            names = list(clients)
+            names = names[turn % len(names):] + names[:turn % len(names)]
+            for what, index in (("save", 0), ("load", 1)):
+                for name in names:
+                    wall, cpu = _timed(clients[name][index])
                     found.setdefault((group, name, what), []).append(
                         (gib * (1 << 30) / 1e9 / wall, cpu / gib))
     return found
