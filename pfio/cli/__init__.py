@@ -12,6 +12,7 @@ own kind, which adds its parser (``add_parsers``) with the function that runs it
 :mod:`~pfio.cli.show` (ls, cat, stat), :mod:`~pfio.cli.read` (head, tail, md5sum, du),
 :mod:`~pfio.cli.copying` (cp, sync, pack, over :mod:`~pfio.cli.transfer`),
 :mod:`~pfio.cli.files` (rm, mv, mkdir, touch), :mod:`~pfio.cli.bucket` (mb),
+:mod:`~pfio.cli.uploads` (uploads ls|abort),
 :mod:`~pfio.cli.trace` and :mod:`pfio.demo.run`.
 """
 
@@ -25,7 +26,7 @@ from collections.abc import Sequence
 from .. import __version__
 from ..demo.run import add_demo_parser
 from ..trace.redact import RedactingFilter
-from . import bucket, copying, files, read, show
+from . import bucket, copying, files, read, show, uploads
 from .common import UsageError, describe_error, urls_of, warn_in_memory
 from .trace import add_trace_parser
 
@@ -64,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "libraries below it do too (botocore, urllib3, ...). "
                              "Credentials and signatures are redacted")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (show, read, copying, files, bucket):
+    for module in (show, read, copying, files, bucket, uploads):
         module.add_parsers(commands)
     add_trace_parser(commands)  # pfio trace summary|merge (pfio/cli/trace.py)
     add_demo_parser(commands)  # pfio demo (pfio/demo/run.py)

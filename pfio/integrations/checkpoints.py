@@ -7,15 +7,23 @@ all if saving raised or the process was killed. The latest checkpoint is the hig
 complete ones, so a crash mid-write leaves the previous checkpoint as the latest.
 
 A background save (``blocking=False``) is finished before the interpreter exits: its thread is
-not a daemon, and an error nobody collected with :meth:`CheckpointManager.wait` is logged at exit.
+not a daemon (and the S3 threads that upload its parts keep working while the interpreter
+exits: :mod:`pfio.fs.s3.threads`), and an error nobody collected with
+:meth:`CheckpointManager.wait` is logged at exit. On SIGTERM (see
+:meth:`CheckpointManager.save`) a save in flight is given ``sigterm_grace`` seconds to finish,
+then discarded (nothing is published, its upload is aborted); which of the two happened is
+logged as a warning (on standard error unless logging is configured otherwise) before the
+process ends as SIGTERM would have ended it.
 """
 
 from __future__ import annotations
 
 import atexit
 import logging
+import os
 import posixpath
 import re
+import signal
 import threading
 from typing import Any
 
@@ -23,18 +31,37 @@ import torch
 
 from ..api import from_url, open_url
 from ..trace.redact import redact
+from .save_stream import SaveDiscarded, SaveStream
+from .stale_uploads import STALE_UPLOAD_AGE, abort_stale_uploads
 
 logger = logging.getLogger(__name__)
 
 #: managers with a background save running or an error not yet raised by ``wait``
 _unfinished: set[CheckpointManager] = set()
-_unfinished_lock = threading.Lock()
+#: (reentrant: the SIGTERM handler may run in a thread that holds it)
+_unfinished_lock = threading.RLock()
+#: the SIGTERM handler pfio's replaced (None while pfio's is not installed)
+_sigterm_previous: Any = None
 
 
 def save(obj: Any, url: str, **kwargs: Any) -> None:
-    """``torch.save(obj)`` to ``url`` atomically (the object appears whole or not at all)."""
+    """``torch.save(obj)`` to ``url`` atomically (the object appears whole or not at all).
+
+    Raises:
+        OSError: writing failed (the storage's own error, e.g. S3's, not torch's
+            ``unexpected pos``); nothing was published.
+    """
+    _save_to(obj, url, None, **kwargs)
+
+
+def _save_to(obj: Any, url: str, discard: threading.Event | None, **kwargs: Any) -> None:
     with open_url(url, "wb") as f:
-        torch.save(obj, f, **kwargs)
+        stream = SaveStream(f, url, discard)
+        try:
+            torch.save(obj, stream, **kwargs)
+        except Exception as exc:
+            stream.reraise(exc)
+            raise
 
 
 def load(url: str, map_location: Any = None, **kwargs: Any) -> Any:
@@ -53,16 +80,34 @@ class CheckpointManager:
     does not exit before that thread is done; an error it met that no :meth:`wait` raised is
     logged at exit.
 
+    SIGTERM while a background save runs (a background save started from the main thread
+    installs pfio's handler, unless SIGTERM is ignored): the save is given ``sigterm_grace``
+    seconds to finish, else it is discarded (nothing is published, its upload is aborted);
+    a warning says which. Then the handler that was there before runs (the default one ends
+    the process as SIGTERM would have).
+
     Args:
         url: the directory (``s3://bucket/run1/checkpoints``, a local path, ...).
         keep_last: how many checkpoints to keep.
         prefix, suffix: the file name around the step number.
+        sigterm_grace: seconds a background save may take to finish after SIGTERM (20:
+            within Kubernetes' 30 s before SIGKILL).
+        stale_upload_age: on S3, the first save aborts the multipart uploads under ``url``
+            started more than this many seconds ago (a killed save's; default a day,
+            ``STALE_UPLOAD_AGE``; None: never).
     """
 
     def __init__(self, url: str, keep_last: int | None = 3, prefix: str = "ckpt",
-                 suffix: str = ".pt") -> None:
+                 suffix: str = ".pt", sigterm_grace: float = 20.0,
+                 stale_upload_age: float | None = STALE_UPLOAD_AGE) -> None:
         if keep_last is not None and keep_last < 1:
             raise ValueError("keep_last must be at least 1 (or None to keep all)")
+        if sigterm_grace < 0:
+            raise ValueError("sigterm_grace must be at least 0")
+        self.sigterm_grace = sigterm_grace
+        self.stale_upload_age = stale_upload_age
+        self._discard = threading.Event()
+        self._step: int | None = None
         self.url = url.rstrip("/")
         self.keep_last = keep_last
         self.prefix = prefix
@@ -97,6 +142,9 @@ class CheckpointManager:
             self._save(state, step)
             return
         snapshot = _to_cpu(state)
+        _watch_sigterm()
+        self._discard.clear()
+        self._step = step
         # not a daemon: the interpreter joins it before exiting instead of killing it mid-write
         self._thread = threading.Thread(target=self._save_in_background, args=(snapshot, step),
                                         name=f"pfio-checkpoint-{step}")
@@ -121,19 +169,41 @@ class CheckpointManager:
         step = self.latest_step()
         return None if step is None else load(self.path(step), map_location, **kwargs)
 
-    def _save(self, state: Any, step: int) -> None:
+    def _save(self, state: Any, step: int, discard: threading.Event | None = None) -> None:
         if not self._directory_ready:
             from_url(self.url, create=True).close()
+            abort_stale_uploads(self.url, self.stale_upload_age)
             self._directory_ready = True
-        save(state, self.path(step))
+        _save_to(state, self.path(step), discard)
         logger.info("checkpoint saved: %s", redact(self.path(step)))
         self._prune()
 
     def _save_in_background(self, state: Any, step: int) -> None:
         try:
-            self._save(state, step)
+            self._save(state, step, self._discard)
         except BaseException as exc:  # re-raised by wait()
             self._error = exc
+
+    def _finish_or_discard(self) -> None:
+        """On SIGTERM: give the background save ``sigterm_grace`` seconds, then discard it;
+        log which happened."""
+        thread, path = self._thread, redact(self.path(self._step or 0))
+        if thread is None:
+            return
+        thread.join(self.sigterm_grace)
+        if thread.is_alive():
+            self._discard.set()  # its next write raises: the upload is aborted
+            thread.join()
+        error = self._error
+        if error is None:
+            logger.warning("SIGTERM: finished the background checkpoint save of %s", path)
+        elif isinstance(error, SaveDiscarded):
+            logger.warning("SIGTERM: discarded the background checkpoint save of %s (not "
+                           "finished within %g s): nothing was published", path,
+                           self.sigterm_grace)
+        else:
+            logger.warning("SIGTERM: the background checkpoint save of %s failed: %s", path,
+                           error)
 
     def _prune(self) -> None:
         if self.keep_last is None:
@@ -156,6 +226,34 @@ def _finish_at_exit() -> None:
             manager.wait()
         except BaseException:
             logger.exception("a background checkpoint save to %s failed", manager.url)
+
+
+def _watch_sigterm() -> None:
+    """Install :func:`_on_sigterm` (once, from the main thread, unless SIGTERM is
+    ignored)."""
+    global _sigterm_previous
+    if _sigterm_previous is not None or threading.current_thread() is not \
+            threading.main_thread():
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous in (signal.SIG_IGN, None):
+        return
+    _sigterm_previous = previous
+    signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    """Finish or discard the background saves in flight, then do what SIGTERM did before."""
+    with _unfinished_lock:
+        managers = [m for m in _unfinished if m._thread is not None]
+    for manager in managers:
+        manager._finish_or_discard()
+    previous = _sigterm_previous
+    if callable(previous):
+        previous(signum, frame)
+        return
+    signal.signal(signum, signal.SIG_DFL)  # end as SIGTERM ends a process
+    os.kill(os.getpid(), signum)
 
 
 def _to_cpu(state: Any) -> Any:

@@ -21,7 +21,7 @@ import pytest
 
 from pfio.fs.s3 import S3
 from pfio.fs.s3.errors import ServerError, is_throttling, is_transient, retry_after
-from pfio.fs.s3.retry import Attempts, RetryPolicy, call, quota_for
+from pfio.fs.s3.retry import Attempts, RetryPolicy, call, quota_for, throttle_for
 from pfio.trace import hook
 
 
@@ -263,8 +263,9 @@ def test_the_budget_stops_retries_and_successes_refill_it() -> None:
     for _ in range(5):  # successes without a retry give one token each
         call(retry, "GET", "s3://b/k", lambda: "ok")
     assert quota.level == 5
+    # a throttled retry takes no tokens (the endpoint's pause bounds throttling)
     call(retry, "GET", "s3://b/k", failing(error(503, "SlowDown"), then="ok"))
-    assert quota.level == 5
+    assert quota.level == 6
 
 
 def test_timeouts_cost_more() -> None:
@@ -284,10 +285,10 @@ def test_a_storm_across_threads_is_not_amplified() -> None:
 
     def throttled() -> None:
         tries.append(1)
-        raise error(503, "SlowDown")
+        raise error(500, "InternalError")
 
     def one() -> None:
-        with pytest.raises(OSError, match="SlowDown"):
+        with pytest.raises(OSError, match="InternalError"):
             call(retry, "GET", "s3://b/k", throttled)
 
     threads = [threading.Thread(target=one) for _ in range(16)]
@@ -461,3 +462,48 @@ def test_a_read_that_succeeds_after_a_retry_gives_its_tokens_back(
         assert f.read() == b"hello"
     assert fault_proxy.failed == 1
     assert quota.level == full
+
+
+# -- endpoint pauses -------------------------------------------------------------------------
+
+def test_throttling_pauses_new_requests_to_the_endpoint_too() -> None:
+    fake = FakeTime()
+    retry = scoped(fake, "pause")
+    throttle = throttle_for(retry)
+    assert throttle is not None and throttle_for(scoped(fake, "other")) is not throttle
+    call(retry, "PUT", "s3://b/k1", failing(error(503, "SlowDown"), then="ok"))
+    assert fake.sleeps == [1.0] and throttle.level == 0  # the success reset it
+    throttle.pause(retry, None)  # another thread's request is throttled now
+    call(retry, "PUT", "s3://b/k2", lambda: "ok")  # a new request waits for the pause
+    assert fake.sleeps == [1.0, 1.0]
+
+
+def test_answers_during_a_pause_do_not_lengthen_it_later_ones_do() -> None:
+    fake = FakeTime()
+    retry = scoped(fake, "escalate")
+    throttle = throttle_for(retry)
+    end = throttle.pause(retry, None)
+    assert throttle.pause(retry, None) == end == fake.now + 1  # sent before it began
+    fake.advance(1)
+    assert throttle.pause(retry, None) == fake.now + 2 and throttle.level == 2
+    # a Retry-After longer than the pause lengthens it
+    assert throttle.pause(retry, 5.0) == fake.now + 5
+
+
+def test_throttled_retries_leave_the_budget_alone() -> None:
+    fake = FakeTime()
+    retry = scoped(fake, "free", quota=20, retry_cost=5)
+    for _ in range(8):
+        call(retry, "PUT", "s3://b/k", failing(*[error(503, "SlowDown")] * 5, then="ok"))
+    assert quota_for(retry).level == 20
+
+
+def test_the_pause_is_per_process(s3_env: str) -> None:
+    retry = S3("b")._retry
+    throttle_for(retry).pause(retry, None)
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if throttle_for(retry).until == 0 else 1)
+    _, status = os.waitpid(pid, 0)
+    throttle_for(retry).until, throttle_for(retry).level = 0.0, 0
+    assert os.WEXITSTATUS(status) == 0

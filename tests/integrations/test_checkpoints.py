@@ -176,3 +176,33 @@ def test_local_checkpoint_is_synced_with_its_directory(tmp_path, monkeypatch):
     manager.save({"w": torch.ones(3)}, 5, blocking=False)
     manager.wait()
     assert synced == [os.stat(manager.path(5)).st_ino, os.stat(tmp_path).st_ino]
+
+
+def test_a_failed_write_raises_the_storage_error_not_torchs(monkeypatch, url):
+    """torch.save replaces its file's error with 'unexpected pos'; save() raises the
+    storage's (here a file whose third write fails as an S3 upload would)."""
+    import contextlib
+    import io
+
+    from pfio.integrations import checkpoints
+
+    class Failing(io.RawIOBase):
+        writes = 0
+
+        def writable(self):
+            return True
+
+        def write(self, b):
+            Failing.writes += 1
+            if Failing.writes == 3:
+                raise OSError(5, "S3 error SlowDown (HTTP 503) after 10 attempts", "s3://b/k")
+            return len(b)
+
+    @contextlib.contextmanager
+    def failing_open(url, mode):
+        yield Failing()
+
+    monkeypatch.setattr(checkpoints, "open_url", failing_open)
+    with pytest.raises(OSError, match="SlowDown") as raised:
+        save({"w": torch.zeros(1000)}, f"{url}/a.pt")
+    assert "unexpected pos" not in str(raised.value)

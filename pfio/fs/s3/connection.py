@@ -32,7 +32,6 @@ import os
 import sys
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 from urllib.parse import unquote, urlsplit
@@ -41,6 +40,7 @@ from ...trace.ppe import ProfiledCalls
 from ...trace.redact import RedactingFilter, redact
 from .credentials import known_session
 from .retry import RetryPolicy, call
+from .threads import WorkerPool
 
 logger = logging.getLogger(__name__)
 
@@ -297,7 +297,7 @@ class S3Connection:
     def _reset(self) -> None:
         self._pid = os.getpid()
         self._lock = threading.Lock()
-        self._executor: ThreadPoolExecutor | None = None
+        self._executor: WorkerPool | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"bucket": self.bucket, "settings": self.settings, "retry": self.retry,
@@ -366,17 +366,18 @@ class S3Connection:
         known = known_session(self.settings)
         return known if known is not None else self.client()._pfio_session
 
-    def executor(self) -> ThreadPoolExecutor:
+    def executor(self) -> WorkerPool:
         """This connection's background threads in this process (read-ahead, part
-        uploads)."""
+        uploads; see :mod:`pfio.fs.s3.threads`: they keep serving a save that runs in a
+        non-daemon thread while the interpreter exits)."""
         if self._pid != os.getpid():  # a forked child: the parent's threads are gone
             self._reset()
         if self._executor is None:
             with self._lock:
                 if self._executor is None:
-                    self._executor = ThreadPoolExecutor(
+                    self._executor = WorkerPool(
                         max(2, self.settings.max_pool_connections // 2),
-                        thread_name_prefix=f"pfio-s3-{self.bucket}")
+                        f"pfio-s3-{self.bucket}")
         return self._executor
 
     def close(self) -> None:

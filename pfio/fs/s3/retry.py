@@ -24,6 +24,15 @@ gives. How (:class:`RetryPolicy`, defaults in brackets):
   request that succeeds gives back what its last retry took, or 1 token when it needed
   none. When the bucket is empty, failures are raised at once: a storm of failures across
   threads is not multiplied by retries, and it ends with the first successes.
+* **Endpoint pauses**: a throttling answer (SlowDown, 503, ...) pauses the whole endpoint
+  (the policy's ``scope``: a shared :class:`Throttle`): every request of the process to it,
+  new ones and retries, waits until the pause ends, so all threads back off together
+  rather than each spending the budget. The pause is the throttling backoff above, its
+  exponent counted for the endpoint (each throttling answer that arrives after a pause
+  ended starts a longer one; answers to requests sent before it don't lengthen it) and
+  reset by a success. Throttled retries take no tokens from the retry budget: they are
+  bounded by ``throttle_attempts`` and ``throttle_deadline``, and the pause keeps them from
+  multiplying.
 
 These follow botocore's "standard" retry mode (jittered exponential backoff capped at 20 s,
 throttling backing off from 1 s and other errors from 50 ms, a retry quota of 500 tokens),
@@ -89,15 +98,57 @@ class RetryQuota:
         return f"RetryQuota({self.level}/{self.capacity})"
 
 
-#: the quotas of this process, by (scope, capacity); a forked child starts with full ones
+class Throttle:
+    """The pause of one endpoint (see the module documentation). Thread-safe; its lock is
+    never held while anyone sleeps."""
+
+    def __init__(self) -> None:
+        #: when the pause ends (the policy's clock)
+        self.until = 0.0
+        #: throttling answers since the last success, counted once per pause
+        self.level = 0
+        self._lock = threading.Lock()
+
+    def pause(self, policy: RetryPolicy, asked: float | None) -> float:
+        """A throttling answer: start a pause unless one is on; returns when it ends."""
+        with self._lock:
+            now = policy.now()
+            if now >= self.until:
+                self.until = now + policy.delay(self.level, True, asked)
+                self.level += 1
+                logger.warning("S3 throttles requests: every request to this endpoint "
+                               "waits %.2fs", self.until - now)
+            elif asked is not None:
+                self.until = max(self.until, now + min(asked, policy.retry_after_cap))
+            return self.until
+
+    def wait(self, policy: RetryPolicy) -> None:
+        """Sleep until the pause ends (at once when there is none)."""
+        left = self.until - policy.now()
+        if left > 0:
+            (policy.sleep or time.sleep)(left)
+
+    def resume(self) -> None:
+        """A request succeeded: the next pause starts from the shortest again."""
+        if self.level:
+            with self._lock:
+                self.level = 0
+
+    def __repr__(self) -> str:
+        return f"Throttle(level={self.level})"
+
+
+#: the quotas and throttles of this process, by (scope, capacity) and by scope; a forked
+#: child starts with full quotas and no pause
 _quotas: dict[tuple[Hashable, int], RetryQuota] = {}
+_throttles: dict[Hashable, Throttle] = {}
 _quotas_lock = threading.Lock()
 _generation = 0
 
 
 def _forget_quotas() -> None:
-    global _quotas, _quotas_lock, _generation
-    _quotas, _quotas_lock = {}, threading.Lock()
+    global _quotas, _throttles, _quotas_lock, _generation
+    _quotas, _throttles, _quotas_lock = {}, {}, threading.Lock()
     _generation += 1
 
 
@@ -120,6 +171,21 @@ def quota_for(policy: RetryPolicy) -> RetryQuota | None:
             quota = _quotas.setdefault(key, RetryQuota(policy.quota))
     policy._quota = (_generation, quota)
     return quota
+
+
+def throttle_for(policy: RetryPolicy) -> Throttle | None:
+    """The pause shared by the policies of ``policy``'s ``scope``; None without a scope."""
+    cached = policy._throttle
+    if cached is not None and cached[0] == _generation:
+        return cached[1]
+    if policy.scope is None:
+        return None
+    throttle = _throttles.get(policy.scope)
+    if throttle is None:
+        with _quotas_lock:
+            throttle = _throttles.setdefault(policy.scope, Throttle())
+    policy._throttle = (_generation, throttle)
+    return throttle
 
 
 @dataclass
@@ -163,10 +229,12 @@ class RetryPolicy:
     random: Callable[[], float] | None = field(default=None, repr=False, compare=False)
     _quota: tuple[int, RetryQuota] | None = field(default=None, init=False, repr=False,
                                                  compare=False)
+    _throttle: tuple[int, Throttle] | None = field(default=None, init=False, repr=False,
+                                                  compare=False)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state["_quota"] = None  # (a lock: each process finds its own)
+        state["_quota"] = state["_throttle"] = None  # (locks: each process finds its own)
         return state
 
     def now(self) -> float:
@@ -194,7 +262,8 @@ class Attempts:
 
     ``failed(exc)`` returns when the request may be tried again (after sleeping) and raises
     the translated error when it may not; ``succeeded()`` tells the retry budget that the
-    request is done. An ``Attempts`` dropped without either counts as a success.
+    request is done. An ``Attempts`` dropped without either counts as a success. Made while
+    the endpoint is paused (see the module documentation), it waits for the pause to end.
     """
 
     def __init__(self, policy: RetryPolicy, what: str, url: str) -> None:
@@ -202,9 +271,12 @@ class Attempts:
         self.what = what
         self.url = url
         self.count = 0
-        self.since = policy.now()
         self._held = 0  # tokens the latest retry took from the budget
         self._over = False
+        self._throttle = throttle_for(policy)
+        if self._throttle is not None:
+            self._throttle.wait(policy)
+        self.since = policy.now()
 
     def reset(self) -> None:
         """The request made progress: it gets its full budget of tries and time again
@@ -228,13 +300,16 @@ class Attempts:
         limit = policy.throttle_attempts if throttled else policy.max_attempts
         if self.count >= limit:
             self._give_up(exc)
-        pause = policy.delay(self.count - 1, throttled, retry_after(exc))
+        if throttled and self._throttle is not None:
+            pause = max(0.0, self._throttle.pause(policy, retry_after(exc)) - policy.now())
+        else:
+            pause = policy.delay(self.count - 1, throttled, retry_after(exc))
         budget = policy.throttle_deadline if throttled else policy.deadline
         if budget is not None and \
                 policy.now() - self.since + pause + policy.attempt_timeout >= budget:
             self._give_up(exc)
         quota = quota_for(policy)
-        if quota is not None:
+        if quota is not None and not (throttled and self._throttle is not None):
             cost = policy.timeout_cost if is_connection_error(exc) else policy.retry_cost
             if not quota.take(cost):
                 self._give_up(exc, "not retried: the retry budget of this endpoint is spent")
@@ -250,6 +325,8 @@ class Attempts:
         if self._over:
             return
         self._over = True
+        if self._throttle is not None:
+            self._throttle.resume()
         quota = quota_for(self.policy)
         if quota is not None:
             quota.give(self._held or 1)
