@@ -2,7 +2,8 @@
 outside the prefix asked for, a truncated page without a continuation token, a token given
 twice, and an answer that is not a listing are refused with an ``OSError`` before anything
 is deleted; pages are parsed with memory bounded by the page; entries and heads without
-``Last-Modified`` are read. The answers come from a scripted server (:mod:`.hostile`)."""
+``Last-Modified`` are read; multipart uploads are listed page by page by their markers.
+The answers come from a scripted server (:mod:`.hostile`)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ import os
 import tracemalloc
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 import pfio
 from pfio.fs.s3 import S3
 from pfio.fs.s3.listing import parse_listing
+from pfio.fs.s3.uploads import list_uploads
 
 from .hostile import HostileServer, Peer, answer
 
@@ -185,3 +188,42 @@ def test_a_page_is_parsed_with_memory_bounded_by_the_page() -> None:
         tracemalloc.stop()
     assert len(page["Contents"]) == len(keys) and page["Contents"][-1]["Key"] == keys[-1]
     assert peak < 4 * len(body), (peak, len(body))
+
+
+# -- multipart uploads (pfio.fs.s3.uploads) -----------------------------------------------
+
+def uploads_page(keys: list[str], truncated: bool = False, next_key: str = "",
+                 next_id: str = "") -> bytes:
+    """A ListMultipartUploads answer naming an upload of each of ``keys``."""
+    uploads = "".join(f"<Upload><Key>{k}</Key><UploadId>id-{k}</UploadId>"
+                      f"<Initiated>2026-11-24T05:06:07.000Z</Initiated></Upload>"
+                      for k in keys)
+    markers = (f"<NextKeyMarker>{next_key}</NextKeyMarker>"
+               f"<NextUploadIdMarker>{next_id}</NextUploadIdMarker>") if truncated else ""
+    body = (f'<?xml version="1.0" encoding="UTF-8"?>'
+            f'<ListMultipartUploadsResult xmlns="{NS}"><Bucket>b</Bucket>'
+            f"<IsTruncated>{'true' if truncated else 'false'}</IsTruncated>{markers}"
+            f"{uploads}</ListMultipartUploadsResult>").encode()
+    return xml(body)
+
+
+def test_every_page_of_uploads_is_listed_by_its_markers(scripted) -> None:
+    def route(method: str, target: str) -> bytes:
+        query = parse_qs(urlsplit(target).query, keep_blank_values=True)
+        if query.get("key-marker") == ["run/b"] and query.get("upload-id-marker") == ["id-b"]:
+            return uploads_page(["run/c"])
+        return uploads_page(["run/a", "run/b"], truncated=True, next_key="run/b",
+                            next_id="id-b")
+
+    server = scripted(route)
+    found = list_uploads(filesystem(server), "run/")
+    assert [u.key for u in found] == ["run/a", "run/b", "run/c"]
+    assert len(server.requests) == 2
+
+
+def test_a_truncated_page_without_a_new_marker_is_an_oserror(scripted) -> None:
+    server = scripted(lambda method, target: uploads_page(["run/a"], truncated=True,
+                                                          next_key="", next_id=""))
+    with pytest.raises(OSError, match="truncated without a new marker"):
+        list_uploads(filesystem(server), "run/")
+    assert len(server.requests) == 1

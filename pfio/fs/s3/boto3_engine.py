@@ -75,8 +75,11 @@ class Boto3Engine:
             Bucket=bucket, Key=key, UploadId=upload_id, MultipartUpload={"Parts": parts},
             **kwargs), "CompleteMultipartUploadResult")
 
-    def list_multipart_uploads(self, bucket: str, prefix: str) -> dict[str, Any]:
-        return self._client.list_multipart_uploads(Bucket=bucket, Prefix=prefix)
+    def list_multipart_uploads(self, bucket: str, prefix: str, key_marker: str = "",
+                               upload_id_marker: str = "") -> dict[str, Any]:
+        markers = {"KeyMarker": key_marker, "UploadIdMarker": upload_id_marker} \
+            if key_marker else {}
+        return self._client.list_multipart_uploads(Bucket=bucket, Prefix=prefix, **markers)
 
     def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:
         return self._client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)

@@ -147,9 +147,11 @@ class Engine(Protocol):
                                   parts: list[dict[str, Any]],
                                   exclusive: bool = False) -> dict[str, Any]: ...
 
-    def list_multipart_uploads(self, bucket: str, prefix: str) -> dict[str, Any]:
-        """The uploads in progress of keys under ``prefix`` (``Uploads``: ``Key``,
-        ``UploadId``, ``Initiated``)."""
+    def list_multipart_uploads(self, bucket: str, prefix: str, key_marker: str = "",
+                               upload_id_marker: str = "") -> dict[str, Any]:
+        """One page of the uploads in progress of keys under ``prefix``, after the markers
+        (``Uploads``: ``Key``, ``UploadId``, ``Initiated``; ``IsTruncated``, and then
+        ``NextKeyMarker`` and ``NextUploadIdMarker``)."""
 
     def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:
         ...

@@ -103,10 +103,14 @@ class RestRequests:
             "POST", bucket, key, f"uploadId={quote(upload_id, safe='')}", headers,
             completion_body(parts)), "CompleteMultipartUploadResult")
 
-    def list_multipart_uploads(self, bucket: str, prefix: str) -> dict[str, Any]:
+    def list_multipart_uploads(self, bucket: str, prefix: str, key_marker: str = "",
+                               upload_id_marker: str = "") -> dict[str, Any]:
         query = f"prefix={quote(prefix, safe='-_.~')}&uploads="
+        if key_marker:
+            query = (f"key-marker={quote(key_marker, safe='-_.~')}&{query}"
+                     f"&upload-id-marker={quote(upload_id_marker, safe='-_.~')}")
         response = self._send("GET", bucket, "", query, [], None)
-        return {"Uploads": parse_uploads(response["Body"]),
+        return {**parse_uploads(response["Body"]),
                 "ResponseMetadata": response["ResponseMetadata"]}
 
     def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:

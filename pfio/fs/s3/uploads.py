@@ -53,18 +53,25 @@ def list_uploads(fs: S3, prefix: str = "") -> list[Upload]:
     found: list[Upload] = []
     markers: dict[str, str] = {}
     while True:
-        page: dict[str, Any] = conn.call("GET", full, "list_multipart_uploads", Prefix=full,
-                                         **markers)
+        page: dict[str, Any] = call(conn.retry, "GET", conn.url(full), lambda markers=markers: conn.
+                                    engine().list_multipart_uploads(conn.bucket, full,
+                                                                    **markers))
         for upload in page.get("Uploads", []):
-            initiated = upload["Initiated"]
+            # an upload the server gives no start time for is taken as just started:
+            # never old enough to be aborted as stale
+            initiated = upload.get("Initiated") or dt.datetime.now(dt.timezone.utc)
             if initiated.tzinfo is None:
                 initiated = initiated.replace(tzinfo=dt.timezone.utc)
             found.append(Upload(conn.url(upload["Key"]), upload["Key"], upload["UploadId"],
                                 initiated))
         if not page.get("IsTruncated"):
             break
-        markers = {"KeyMarker": page["NextKeyMarker"],
-                   "UploadIdMarker": page["NextUploadIdMarker"]}
+        following = {"key_marker": page.get("NextKeyMarker", ""),
+                     "upload_id_marker": page.get("NextUploadIdMarker", "")}
+        if not following["key_marker"] or following == markers:
+            raise OSError(f"{conn.url(full)}: the server's list of multipart uploads is "
+                          f"truncated without a new marker to go on from ({following})")
+        markers = following
     return sorted(found, key=lambda u: (u.initiated, u.key))
 
 

@@ -249,18 +249,25 @@ def parse_delete_result(response: dict[str, Any]) -> dict[str, Any]:
     return {"Errors": errors} if errors else {}
 
 
-def parse_uploads(body: bytes) -> list[dict[str, Any]]:
-    """The uploads of a ListMultipartUploads answer as botocore gives them: ``Key``,
-    ``UploadId``, ``Initiated`` (an aware ``datetime``, when the answer tells it).
+def parse_uploads(body: bytes) -> dict[str, Any]:
+    """A ListMultipartUploads page as botocore gives it: ``Uploads`` (each with ``Key``,
+    ``UploadId``, ``Initiated``, an aware ``datetime``, when the answer tells it),
+    ``IsTruncated``, and for a truncated page ``NextKeyMarker`` and ``NextUploadIdMarker``.
 
     Raises:
         ServerError: the answer is not a ListMultipartUploadsResult (retried).
     """
     root = completed({"Body": body, "ResponseMetadata": {"HTTPHeaders": {}}},
                      "ListMultipartUploadsResult")
-    uploads = []
+    uploads: list[dict[str, Any]] = []
+    page: dict[str, Any] = {"Uploads": uploads, "IsTruncated": False}
     for element in root:
-        if _local(element.tag) != "Upload":
+        tag = _local(element.tag)
+        if tag == "IsTruncated":
+            page["IsTruncated"] = (element.text or "").strip() == "true"
+        elif tag in ("NextKeyMarker", "NextUploadIdMarker"):
+            page[tag] = element.text or ""
+        if tag != "Upload":
             continue
         fields = {_local(child.tag): child.text or "" for child in element}
         upload: dict[str, Any] = {"Key": fields.get("Key", ""),
@@ -269,4 +276,4 @@ def parse_uploads(body: bytes) -> list[dict[str, Any]]:
             upload["Initiated"] = datetime.datetime.fromisoformat(
                 fields["Initiated"].replace("Z", "+00:00"))
         uploads.append(upload)
-    return uploads
+    return page
