@@ -36,12 +36,14 @@ _MAGICS = (_POSIX_MAGIC, b"ustar ")  # POSIX ustar and GNU tar (``ustar  \0``)
 
 
 class Member(NamedTuple):
-    """A regular member: its name, its bytes, and where its first header starts in the
-    (uncompressed) tar stream (the place to start reading again from)."""
+    """A regular member: its name, its bytes, where its first header starts in the
+    (uncompressed) tar stream (the place to start reading again from), and where its data
+    and padding end (0 where unknown)."""
 
     name: str
     data: bytes
     position: int
+    end: int = 0
 
 
 class _Chunks:
@@ -154,7 +156,8 @@ def iter_tar(f: IO[bytes], url: str, start: int = 0) -> Iterator[Member]:
             raise ArchiveError(f"{url}: member {name!r} at offset {at} is a sparse file; "
                                "shards cannot hold sparse members")
         if kind in _REGULAR and not name.endswith("/"):
-            yield Member(name, _data(chunks, size, url, at), first_header)
+            data = _data(chunks, size, url, at)
+            yield Member(name, data, first_header, chunks.offset)
         elif size and kind not in (tarfile.LNKTYPE, tarfile.SYMTYPE):
             _data(chunks, size, url, at)  # a directory or device with data: skipped
         pax, long_name, first_header = {}, None, None
