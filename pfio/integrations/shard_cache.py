@@ -1,0 +1,113 @@
+"""A bounded node-local cache of whole shards for indexed datasets
+(``PfioWebDataset(..., cache_dir=..., cache_limit="20GB", predownload=N)``).
+
+It is pfio's :class:`~pfio.cache.ObjectCache` (no second cache): every rank and DataLoader
+worker of a node may share one ``cache_dir``; concurrent misses of one shard wait on its
+download lock, so each shard is downloaded once per node (one GET on S3); a download goes
+to a ``.part`` file renamed into place when complete, so a process killed mid-download
+leaves nothing that reads as an entry; a shard being read holds a shared lock that
+eviction respects. Before downloading a shard, a reader evicts least recently used shards
+not in use down to ``cache_limit`` minus the shard's size (known from the index), so the
+cache stays within its limit; a shard larger than the limit is read without the cache.
+Cached shards are trusted until evicted (``validate="never"``): the index pins the data.
+
+``predownload=N``: a background thread of each reader downloads, in order, the shards of
+its next ``N`` samples.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Callable
+from typing import IO
+
+from ..cache.object_cache import ObjectCache
+from .shards.index import Index, ShardEntry
+from .shards.spans import Opener, open_shard
+
+logger = logging.getLogger(__name__)
+
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}
+
+
+def parse_size(size: int | str) -> int:
+    """Bytes of ``size``: an int, or a str such as ``"20GB"``, ``"512MiB"``, ``"1e9"``.
+
+    Raises:
+        ValueError: a size that does not parse or is negative.
+    """
+    if isinstance(size, int):
+        value = size
+    else:
+        found = re.fullmatch(r"\s*([0-9.eE+]+)\s*([A-Za-z]*)\s*", str(size))
+        unit = found.group(2).lower() if found else None
+        if found is None or unit not in _UNITS:
+            raise ValueError(f"cache size {size!r} is not a size such as '20GB' or '512MiB'")
+        try:
+            value = int(float(found.group(1)) * _UNITS[unit])
+        except ValueError:
+            raise ValueError(f"cache size {size!r} is not a number of bytes") from None
+    if value < 0:
+        raise ValueError(f"cache size {size!r} is negative")
+    return value
+
+
+class ShardCache:
+    """Whole shards of ``index`` in ``dir``, at most ``limit`` bytes (see the module doc)."""
+
+    def __init__(self, dir: str, limit: int | None, index: Index,
+                 predownload: int | None = None) -> None:
+        self.cache = ObjectCache(dir, max_bytes=limit, validate="never", sync=False)
+        self.limit = limit
+        self.index = index
+        self.predownload = predownload or 0
+
+    def open(self, entry: ShardEntry) -> IO[bytes]:
+        """The cached copy of ``entry`` (downloaded now if need be), kept from eviction
+        while open."""
+        if self.limit is not None and entry.size > self.limit:
+            logger.warning("%s (%d bytes) is larger than the cache limit (%d bytes): read "
+                           "without the cache", entry.url, entry.size, self.limit)
+            return open_shard(entry)
+        source = self.cache.source(entry.url)
+        found = self.cache.open_cached(source)
+        if found is not None:
+            return found
+        if self.limit is not None:
+            self.cache.evict(max(0, self.limit - entry.size))
+        return self.cache.open_source(source)
+
+    def ahead(self, ids: list[int], worker: int) -> None:
+        """Download, in a background thread, the shards of the first ``predownload`` of
+        ``ids`` in the order they are needed."""
+        if not self.predownload:
+            return
+        shards = list(dict.fromkeys(self.index.locate(g)[0] for g in ids[:self.predownload]))
+        thread = threading.Thread(target=self._download, args=(shards,), daemon=True,
+                                  name=f"pfio-predownload-{worker}")
+        thread.start()
+
+    def _download(self, shards: list[int]) -> None:
+        for shard in shards:
+            try:
+                self.open(self.index.shards[shard]).close()
+            except Exception:  # the reader meets the same error when it gets there
+                logger.debug("predownloading %s failed", self.index.shards[shard].url,
+                             exc_info=True)
+                return
+
+
+def open_cache(cache_dir: str | None, cache_limit: int | str | None,
+               predownload: int | None, index: Index
+               ) -> tuple[Opener, Callable[[list[int], int], None] | None]:
+    """The shard opener (and predownloader) of a dataset: the cache's, or plain reads."""
+    if cache_dir is None:
+        if cache_limit is not None or predownload:
+            raise ValueError("cache_limit and predownload need a cache_dir")
+        return open_shard, None
+    limit = None if cache_limit is None else parse_size(cache_limit)
+    cache = ShardCache(cache_dir, limit, index, predownload)
+    return cache.open, cache.ahead if predownload else None
