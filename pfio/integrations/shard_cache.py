@@ -8,7 +8,10 @@ to a ``.part`` file renamed into place when complete, so a process killed mid-do
 leaves nothing that reads as an entry; a shard being read holds a shared lock that
 eviction respects. Before downloading a shard, a reader evicts least recently used shards
 not in use down to ``cache_limit`` minus the shard's size (known from the index), so the
-cache stays within its limit; a shard larger than the limit is read without the cache.
+cache stays within its limit; when the shards in use leave no room (or a shard is larger
+than the limit), that shard is read without the cache. (Processes that miss different
+shards at the same moment each make room for their own, so with many of them the limit is
+kept to within the shards they download at once.)
 Cached shards are trusted until evicted (``validate="never"``): the index pins the data.
 
 ``predownload=N``: a background thread of each reader downloads, in order, the shards of
@@ -77,7 +80,11 @@ class ShardCache:
         if found is not None:
             return found
         if self.limit is not None:
-            self.cache.evict(max(0, self.limit - entry.size))
+            used = self.cache.evict(max(0, self.limit - entry.size))
+            if used + entry.size > self.limit:  # the shards in use fill it: no room
+                logger.debug("cache %s is full of shards in use: %s read without it",
+                             self.cache.dir, entry.url)
+                return open_shard(entry)
         return self.cache.open_source(source)
 
     def ahead(self, ids: list[int], worker: int) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 from .shards.epochs import IndexedEpochs
 from .shards.placement import Segment
 from .shards.plan import Place
-from .shards.spans import Opener, SpanReader, open_shard
+from .shards.spans import OPEN_SHARDS, Opener, SpanReader, open_shard
 
 
 class IndexedSource:
@@ -29,6 +29,12 @@ class IndexedSource:
         self.ahead = ahead
         self.history: list[Segment] = []
         self.history_epoch = -1
+
+    def reader(self) -> SpanReader:
+        """A reader of the index's samples (shards from the cache, when there is one)."""
+        keep_open = OPEN_SHARDS if self.opener is open_shard else 0
+        return SpanReader(self.epochs.index, self.window, opener=self.opener,
+                          keep_open=keep_open)
 
     def history_of(self, epoch: int) -> list[Segment]:
         """The resume history of ``epoch`` (empty unless it was resumed)."""
@@ -66,7 +72,7 @@ class IndexedIterator:
             todo = self._ids[self._yielded:]
             if source.ahead is not None:
                 source.ahead(todo, self.place.worker)
-            reader = SpanReader(source.epochs.index, source.window, opener=source.opener)
+            reader = source.reader()
             self._samples = reader.read(todo)
         _, sample = next(self._samples)
         self._yielded += 1

@@ -25,7 +25,6 @@ import torch.utils.data
 
 from .shards.placement import worker_positions
 from .shards.plan import Place
-from .shards.spans import SpanReader
 from .torch_datasets import worker_place
 from .torch_webdataset import PfioWebDataset
 
@@ -187,8 +186,7 @@ class MixedIterator:
             source = dataset.indexed
             assert source is not None
             ids = [g for i, g in mine if i == k]
-            reader = SpanReader(source.epochs.index, source.window, opener=source.opener)
-            readers.append((reader.read(ids), source.decoder, source.transform))
+            readers.append((source.reader().read(ids), source.decoder, source.transform))
         for i, _ in mine:
             samples, decoder, transform = readers[i]
             _, sample = next(samples)

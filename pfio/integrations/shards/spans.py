@@ -60,12 +60,14 @@ class SpanReader:
     """Samples of ``index`` by global number, read in spans (see the module docstring).
 
     ``window`` samples are held in memory at most (twice that while the next window is
-    read ahead). ``opener`` opens a shard (e.g. from a local cache).
+    read ahead). ``opener`` opens a shard (e.g. from a local cache); ``keep_open`` shards
+    not being read stay open (0 for cached copies, which an open file keeps from eviction).
     """
 
     def __init__(self, index: Index, window: int = 4096, window_bytes: int = WINDOW_BYTES,
                  merge_gap: int = MERGE_GAP, max_span: int = MAX_SPAN,
-                 opener: Opener = open_shard, threads: int = READ_THREADS) -> None:
+                 opener: Opener = open_shard, threads: int = READ_THREADS,
+                 keep_open: int = OPEN_SHARDS) -> None:
         self.index = index
         self.window = max(1, window)
         self.window_bytes = window_bytes
@@ -73,6 +75,7 @@ class SpanReader:
         self.max_span = max_span
         self.opener = opener
         self.threads = threads
+        self.keep_open = keep_open
         #: open shards: file, positional reader, reads in flight
         self._open: OrderedDict[int, list[Any]] = OrderedDict()
         self._lock = threading.Lock()
@@ -207,14 +210,14 @@ class SpanReader:
                 return found[1]
             reader = PositionalReader(f)
             self._open[shard] = [f, reader, 1]
-            idle = [k for k, v in self._open.items() if not v[2]]
-            for k in idle[:max(0, len(self._open) - OPEN_SHARDS)]:
-                self._open.pop(k)[0].close()
             return reader
 
     def _release(self, shard: int) -> None:
         with self._lock:
             self._open[shard][2] -= 1
+            idle = [k for k, v in self._open.items() if not v[2]]
+            for k in idle[:max(0, len(self._open) - self.keep_open)]:
+                self._open.pop(k)[0].close()
 
     def close(self) -> None:
         """Close the shards held open."""
