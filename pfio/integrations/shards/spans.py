@@ -157,7 +157,11 @@ class SpanReader:
             data = reader.read_at(start, size)
         finally:
             self._release(shard)
-        members = iter_tar(io.BytesIO(data + bytes(1024)), entry.url, start)
+        if len(data) < size:
+            raise ValueError(f"{entry.url}: the shard ends at {start + len(data)}, before the "
+                             f"samples the index has up to {start + size}: the shard changed "
+                             "since it was indexed")
+        members = iter_tar(io.BytesIO(data), entry.url, start, stop=start + size)
         keep = set(wanted)
         out = {}
         for position, _, sample in group_members(members, entry.url):

@@ -110,9 +110,11 @@ class _Chunks:
         return len(self.take(n)) if n else 0
 
 
-def iter_tar(f: IO[bytes], url: str, start: int = 0) -> Iterator[Member]:
+def iter_tar(f: IO[bytes], url: str, start: int = 0,
+             stop: int | None = None) -> Iterator[Member]:
     """The regular members of the tar stream ``f``, whose next byte is at offset ``start``
-    of the tar stream (a header boundary), in archive order.
+    of the tar stream (a header boundary), in archive order; with ``stop``, those before
+    that offset (a header boundary where ``f`` may end: a span of the archive).
 
     Raises:
         ArchiveError: a corrupt header, a member cut short, a missing end-of-archive block
@@ -125,6 +127,8 @@ def iter_tar(f: IO[bytes], url: str, start: int = 0) -> Iterator[Member]:
     first_header: int | None = None
     while True:
         at = chunks.offset
+        if stop is not None and at >= stop and not pax and long_name is None:
+            return
         block = chunks.take(BLOCK)
         if len(block) < BLOCK:
             if not block and at == 0:
