@@ -28,6 +28,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, Any
 
 from ...api import open_url
+from ...errors import ArchiveError
 from ...fs.positional import PositionalReader
 from .index import Index, ShardEntry
 from .reader import RESUME_OPENING, Sample, group_members, iter_samples
@@ -164,13 +165,17 @@ class SpanReader:
         members = iter_tar(io.BytesIO(data), entry.url, start, stop=start + size)
         keep = set(wanted)
         out = {}
-        for position, _, sample in group_members(members, entry.url):
-            j = bisect.bisect_left(entry.offsets, position)
-            if j >= entry.samples or entry.offsets[j] != position:
-                raise ValueError(f"{entry.url}: a sample at offset {position} where the "
-                                 f"index has none: the shard changed since it was indexed")
-            if j in keep:
-                out[shard, j] = sample
+        try:
+            for position, _, sample in group_members(members, entry.url):
+                j = bisect.bisect_left(entry.offsets, position)
+                if j >= entry.samples or entry.offsets[j] != position:
+                    raise ValueError(f"{entry.url}: a sample at offset {position} where the "
+                                     "index has none: the shard changed since it was indexed")
+                if j in keep:
+                    out[shard, j] = sample
+        except ArchiveError as exc:
+            raise ValueError(f"{entry.url}: no samples where the index says (the shard "
+                             f"changed since it was indexed, or is damaged): {exc}") from exc
         missing = keep.difference(j for _, j in out)
         if missing:
             raise ValueError(f"{entry.url}: samples {sorted(missing)[:3]} are not where the "
