@@ -14,8 +14,8 @@ shards at the same moment each make room for their own, so with many of them the
 kept to within the shards they download at once.)
 Cached shards are trusted until evicted (``validate="never"``): the index pins the data.
 
-``predownload=N``: a background thread of each reader downloads, in order, the shards of
-its next ``N`` samples.
+``predownload=N``: a background thread of each reader downloads, in order, the shards its
+next ``N`` samples need, keeping that far ahead of it.
 """
 
 from __future__ import annotations
@@ -87,18 +87,23 @@ class ShardCache:
                 return open_shard(entry)
         return self.cache.open_source(source)
 
-    def ahead(self, ids: list[int], worker: int) -> None:
-        """Download, in a background thread, the shards of the first ``predownload`` of
-        ``ids`` in the order they are needed."""
-        if not self.predownload:
-            return
-        shards = list(dict.fromkeys(self.index.locate(g)[0] for g in ids[:self.predownload]))
-        thread = threading.Thread(target=self._download, args=(shards,), daemon=True,
+    def ahead(self, ids: list[int], worker: int) -> Progress:
+        """Download, in a background thread, the shards of ``ids`` in the order they are
+        needed, at most ``predownload`` samples ahead of the reader, which reports where it
+        stands through the :class:`Progress` returned."""
+        progress = Progress()
+        first: dict[int, int] = {}
+        for k, g in enumerate(ids):
+            first.setdefault(self.index.locate(g)[0], k)
+        thread = threading.Thread(target=self._download, args=(first, progress), daemon=True,
                                   name=f"pfio-predownload-{worker}")
         thread.start()
+        return progress
 
-    def _download(self, shards: list[int]) -> None:
-        for shard in shards:
+    def _download(self, first: dict[int, int], progress: Progress) -> None:
+        for shard, needed_at in first.items():
+            if not progress.wait_until(needed_at - self.predownload):
+                return
             try:
                 self.open(self.index.shards[shard]).close()
             except Exception:  # the reader meets the same error when it gets there
@@ -107,9 +112,36 @@ class ShardCache:
                 return
 
 
+class Progress:
+    """How many samples a reader has taken, for its predownload thread to keep pace."""
+
+    def __init__(self) -> None:
+        self.taken = 0
+        self.done = False
+        self._cond = threading.Condition()
+
+    def advance(self) -> None:
+        """One more sample taken."""
+        with self._cond:
+            self.taken += 1
+            self._cond.notify_all()
+
+    def finish(self) -> None:
+        """The reader stopped: the thread stops too."""
+        with self._cond:
+            self.done = True
+            self._cond.notify_all()
+
+    def wait_until(self, taken: int) -> bool:
+        """Block until ``taken`` samples were taken; False when the reader stopped."""
+        with self._cond:
+            self._cond.wait_for(lambda: self.done or self.taken >= taken)
+            return not self.done
+
+
 def open_cache(cache_dir: str | None, cache_limit: int | str | None,
                predownload: int | None, index: Index
-               ) -> tuple[Opener, Callable[[list[int], int], None] | None]:
+               ) -> tuple[Opener, Callable[[list[int], int], Progress] | None]:
     """The shard opener (and predownloader) of a dataset: the cache's, or plain reads."""
     if cache_dir is None:
         if cache_limit is not None or predownload:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .shard_cache import Progress
 from .shards.epochs import IndexedEpochs
 from .shards.placement import Segment
 from .shards.plan import Place
@@ -20,7 +21,7 @@ class IndexedSource:
     def __init__(self, epochs: IndexedEpochs, window: int,
                  decoder: Callable[[Any], Any] | None,
                  transform: Callable[[Any], Any] | None, opener: Opener = open_shard,
-                 ahead: Callable[[list[int], int], None] | None = None) -> None:
+                 ahead: Callable[[list[int], int], Progress] | None = None) -> None:
         self.epochs = epochs
         self.window = window
         self.decoder = decoder
@@ -62,6 +63,7 @@ class IndexedIterator:
         self._ids = source.epochs.reader_ids(epoch, source.history_of(epoch), place)
         self._yielded = 0
         self._samples: Any = None
+        self._progress: Progress | None = None
 
     def __iter__(self) -> IndexedIterator:
         return self
@@ -71,15 +73,26 @@ class IndexedIterator:
             source = self._source
             todo = self._ids[self._yielded:]
             if source.ahead is not None:
-                source.ahead(todo, self.place.worker)
+                self._progress = source.ahead(todo, self.place.worker)
             reader = source.reader()
             self._samples = reader.read(todo)
-        _, sample = next(self._samples)
+        try:
+            _, sample = next(self._samples)
+        except StopIteration:
+            if self._progress is not None:
+                self._progress.finish()
+            raise
         self._yielded += 1
+        if self._progress is not None:
+            self._progress.advance()
         if self._source.decoder is not None:
             sample = self._source.decoder(sample)
         transform = self._source.transform
         return transform(sample) if transform is not None else sample
+
+    def __del__(self) -> None:
+        if self._progress is not None:
+            self._progress.finish()  # an abandoned epoch stops its predownload thread
 
     def state_dict(self) -> dict[str, Any]:
         """The epoch, this reader's place and the samples it yielded."""

@@ -59,6 +59,23 @@ def test_later_epochs_read_cached_shards(tmp_path, monkeypatch):
     assert list(dataset) == first
 
 
+def test_predownload_keeps_that_many_samples_ahead(tmp_path):
+    data = _write(str(tmp_path / "d"), 40, 10, 100)
+    cache_dir = str(tmp_path / "c")
+    dataset = PfioWebDataset(data, cache_dir=cache_dir, predownload=20, window=5,
+                             transform=_key)
+    samples = iter(dataset)
+    assert next(samples) == "0000"
+    entries = []
+    deadline = time.monotonic() + 30
+    while len(entries) < 3 and time.monotonic() < deadline:  # shards of samples 0 to 20
+        entries = list((tmp_path / "c").rglob("*.obj"))
+        time.sleep(0.01)
+    assert len(entries) == 3  # the fourth waits until sample 10 is taken
+    assert [next(samples) for _ in range(39)][-1] == "0039"
+    assert len(list((tmp_path / "c").rglob("*.obj"))) == 4
+
+
 def test_sizes_and_arguments(tmp_path):
     assert parse_size("20GB") == 20 * 10**9 and parse_size("512MiB") == 512 << 20
     assert parse_size(1000) == 1000
