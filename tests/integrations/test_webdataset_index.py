@@ -98,9 +98,10 @@ def test_set_epoch_changes_the_order(data):
 def test_startup_is_one_get_and_reads_are_runs(s3_env, s3_bucket, s3_requests):
     base = _write(f"s3://{s3_bucket}/run", n=60, maxcount=20, payload=2000)
     log = s3_requests(pfio.from_url(base))
-    datasets = [PfioWebDataset(base + "/", rank=r, world_size=4, transform=_key)
-                for r in range(4)]
-    assert log == [("GET", f"/{s3_bucket}/run/pfio-index.json", None)] * 4
+    fleet = [PfioWebDataset(base + "/", rank=r, world_size=64) for r in range(64)]
+    assert log == [("GET", f"/{s3_bucket}/run/pfio-index.json", None)] * 64
+    assert sum(len(d) for d in fleet) == 64  # 60 samples and 4 repeated
+    datasets = [PfioWebDataset(base, rank=r, world_size=4, transform=_key) for r in range(4)]
     del log[:]
     keys = [k for d in datasets for k in d]
     assert sorted(keys) == [f"{i:04d}" for i in range(60)]
