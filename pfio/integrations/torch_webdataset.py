@@ -209,6 +209,18 @@ class PfioWebDataset(ShardStreamDataset):
         return len(source.epochs.share(self.epoch, source.history_of(self.epoch),
                                        self.rank, self.world_size))
 
+    def my_shards(self, epoch: int | None = None) -> list[str]:
+        """The shards this rank and DataLoader worker read in ``epoch`` (default: the
+        current one), in the order it first needs them."""
+        if self.indexed is None:
+            return super().my_shards(epoch)
+        epoch = self.epoch if epoch is None else epoch
+        source = self.indexed
+        ids = source.epochs.reader_ids(epoch, source.history_of(epoch),
+                                       worker_place(self.rank, self.world_size))
+        index = source.epochs.index
+        return list(dict.fromkeys(index.shards[index.locate(g)[0]].url for g in ids))
+
     def __iter__(self) -> Any:
         if self.indexed is None:
             return super().__iter__()

@@ -204,3 +204,9 @@ def test_the_index_is_read_once_per_dataset(data):
     index = read_index(data)
     dataset = PfioWebDataset(data)
     assert dataset.indexed.epochs.index.identity == index.identity
+
+
+def test_my_shards_are_those_of_the_ranks_slice(data):
+    index = read_index(data)
+    assert PfioWebDataset(data, rank=0, world_size=3).my_shards() == [
+        e.url for e in index.shards[:4]]  # samples 0 to 33, 9 a shard
