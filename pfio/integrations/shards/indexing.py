@@ -20,7 +20,7 @@ from .index import (
     relative_name,
     write_index,
 )
-from .reader import GZIP_MAGIC, ZIP_SUFFIXES, _Prefixed, group_members, stream_members
+from .reader import GZIP_MAGIC, ZIP_SUFFIXES, Prefixed, group_members, stream_members
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ def scan_shard(url: str, base: str) -> ShardEntry:
     with open_url(url, "rb", sequential=True) as f:
         head = f.read(2)
         compressed = head == GZIP_MAGIC
-        for position, end, _ in group_members(stream_members(_Prefixed(head, f), url), url):  # type: ignore[arg-type]
+        for position, end, _ in group_members(stream_members(Prefixed(head, f), url), url):  # type: ignore[arg-type]
             offsets.append(position)
             lengths.append(end - position)
         size = PositionalReader(f).size()

@@ -80,7 +80,7 @@ def iter_members(url: str, start: int = 0) -> Iterator[Member]:
             f.seek(start)  # an uncompressed tar: go straight to the position
             yield from iter_tar(f, url, start)
             return
-        yield from stream_members(_Prefixed(head, f) if head else f, url, start)
+        yield from stream_members(Prefixed(head, f) if head else f, url, start)
 
 
 def stream_members(source: IO[bytes], url: str, start: int = 0) -> Iterator[Member]:
@@ -88,7 +88,7 @@ def stream_members(source: IO[bytes], url: str, start: int = 0) -> Iterator[Memb
     with the gzip magic bytes) read from its first byte, from position ``start`` of the
     uncompressed stream on; ``url`` names it in errors."""
     first = source.read(2)
-    stream = _Prefixed(first, source)
+    stream = Prefixed(first, source)
     if first != GZIP_MAGIC:
         if start:
             _skip(stream, start, url)  # type: ignore[arg-type]
@@ -113,7 +113,7 @@ def _skip(f: IO[bytes], n: int, url: str) -> None:
         n -= got
 
 
-class _Prefixed:
+class Prefixed:
     """``head`` (bytes already read), then the rest of ``f``: a read-only stream."""
 
     def __init__(self, head: bytes, f: Any) -> None:
