@@ -140,15 +140,16 @@ def _run(url, world_size, workers, batches=None, state=None, batch_size=3):
     return out, datasets
 
 
-@pytest.mark.parametrize("workers", [0, 2])
+@pytest.mark.parametrize(("workers", "workers_after"), [(0, 0), (2, 2), (2, 0)])
 @pytest.mark.parametrize(("before", "after"), [(4, 3), (2, 5)])
-def test_resuming_on_another_world_size_gives_exactly_the_rest(data, workers, before, after):
+def test_resuming_on_another_world_size_gives_exactly_the_rest(data, workers, workers_after,
+                                                               before, after):
     seen, datasets = _run(data, before, workers, batches=3)
     samples_seen = sum(len(keys) for keys in seen)
     assert samples_seen == before * 9
     state = datasets[0].state_dict(samples_seen)
     assert state == datasets[1].state_dict(samples_seen)
-    rest, _ = _run(data, after, workers, state=state)
+    rest, _ = _run(data, after, workers_after, state=state)
     assert len({len(keys) for keys in rest}) == 1  # equal counts after the resume too
     counts = collections.Counter(k for keys in seen + rest for k in keys)
     assert set(counts) == {f"{i:04d}" for i in range(N)}
