@@ -112,3 +112,20 @@ def test_bad_arguments_are_refused(streams, tmp_path):
                          [1, 1])
     with pytest.raises(ValueError, match="not a PfioMixedDataset state"):
         PfioMixedDataset(children, [1, 1]).load_state_dict({"epoch": 0})
+
+
+def test_a_stateful_loader_resumes_the_mix_on_the_same_layout(streams):
+    stateful = pytest.importorskip("torchdata.stateful_dataloader")
+
+    def loader():
+        return stateful.StatefulDataLoader(_mixed(streams, batch_size=50), batch_size=50,
+                                           num_workers=2)
+
+    full = [k for batch in loader() for k in batch]
+    first = loader()
+    it = iter(first)
+    head = [k for _ in range(9) for k in next(it)]
+    state = first.state_dict()
+    resumed = loader()
+    resumed.load_state_dict(state)
+    assert head + [k for batch in resumed for k in batch] == full
