@@ -6,12 +6,11 @@ worker of a node may share one ``cache_dir``; concurrent misses of one shard wai
 download lock, so each shard is downloaded once per node (one GET on S3); a download goes
 to a ``.part`` file renamed into place when complete, so a process killed mid-download
 leaves nothing that reads as an entry; a shard being read holds a shared lock that
-eviction respects. Before downloading a shard, a reader evicts least recently used shards
-not in use down to ``cache_limit`` minus the shard's size (known from the index), so the
-cache stays within its limit; when the shards in use leave no room (or a shard is larger
-than the limit), that shard is read without the cache. (Processes that miss different
-shards at the same moment each make room for their own, so with many of them the limit is
-kept to within the shards they download at once.)
+eviction respects. With a ``cache_limit``, downloads take turns on the node (a lock file in
+``cache_dir``): under it, a reader evicts least recently used shards not in use down to
+``cache_limit`` minus the shard's size (known from the index), then downloads, so the cache
+never exceeds its limit; when the shards in use leave no room (or a shard is larger than the
+limit), that shard is read without the cache. Hits take no turn.
 Cached shards are trusted until evicted (``validate="never"``): the index pins the data.
 
 ``predownload=N``: a background thread of each reader downloads, in order, the shards its
@@ -20,17 +19,24 @@ next ``N`` samples need, keeping that far ahead of it.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import logging
+import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import IO
 
 from ..cache.object_cache import ObjectCache
+from ..cache.private_dir import NOFOLLOW
 from .shards.index import Index, ShardEntry
 from .shards.spans import Opener, open_shard
 
 logger = logging.getLogger(__name__)
+
+#: the cache counts the disk blocks its files take: sizes are rounded up to them
+DISK_BLOCK = 4096
 
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}
@@ -67,11 +73,33 @@ class ShardCache:
         self.limit = limit
         self.index = index
         self.predownload = predownload or 0
+        self._turn = threading.Lock()
+
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        del state["_turn"]
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._turn = threading.Lock()
+
+    @contextlib.contextmanager
+    def _download_turn(self) -> Iterator[None]:
+        """This process's and this node's turn to make room and download."""
+        with self._turn:
+            fd = os.open(os.path.join(self.cache.dir, ".shard-downloads.lock"),
+                         os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                yield
+            finally:
+                os.close(fd)
 
     def open(self, entry: ShardEntry) -> IO[bytes]:
         """The cached copy of ``entry`` (downloaded now if need be), kept from eviction
         while open."""
-        if self.limit is not None and entry.size > self.limit:
+        if self.limit is not None and entry.size + DISK_BLOCK > self.limit:
             logger.warning("%s (%d bytes) is larger than the cache limit (%d bytes): read "
                            "without the cache", entry.url, entry.size, self.limit)
             return open_shard(entry)
@@ -79,13 +107,19 @@ class ShardCache:
         found = self.cache.open_cached(source)
         if found is not None:
             return found
-        if self.limit is not None:
-            used = self.cache.evict(max(0, self.limit - entry.size))
-            if used + entry.size > self.limit:  # the shards in use fill it: no room
+        if self.limit is None:
+            return self.cache.open_source(source)
+        with self._download_turn():
+            found = self.cache.open_cached(source)  # downloaded while this one waited
+            if found is not None:
+                return found
+            size = -(-entry.size // DISK_BLOCK) * DISK_BLOCK  # the cache counts blocks
+            used = self.cache.evict(max(0, self.limit - size))
+            if used + size > self.limit:  # the shards in use fill it: no room
                 logger.debug("cache %s is full of shards in use: %s read without it",
                              self.cache.dir, entry.url)
                 return open_shard(entry)
-        return self.cache.open_source(source)
+            return self.cache.open_source(source)
 
     def ahead(self, ids: list[int], worker: int) -> Progress:
         """Download, in a background thread, the shards of ``ids`` in the order they are
