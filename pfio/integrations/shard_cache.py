@@ -31,6 +31,7 @@ from typing import IO
 from ..cache.object_cache import ObjectCache
 from ..cache.private_dir import NOFOLLOW
 from .shards.index import Index, ShardEntry
+from .shards.reader import RESUME_OPENING
 from .shards.spans import Opener, open_shard
 
 logger = logging.getLogger(__name__)
@@ -96,13 +97,13 @@ class ShardCache:
             finally:
                 os.close(fd)
 
-    def open(self, entry: ShardEntry) -> IO[bytes]:
+    def open(self, entry: ShardEntry, first_fetch: int = RESUME_OPENING) -> IO[bytes]:
         """The cached copy of ``entry`` (downloaded now if need be), kept from eviction
-        while open."""
+        while open; ``first_fetch`` serves a shard read without the cache."""
         if self.limit is not None and entry.size + DISK_BLOCK > self.limit:
             logger.warning("%s (%d bytes) is larger than the cache limit (%d bytes): read "
                            "without the cache", entry.url, entry.size, self.limit)
-            return open_shard(entry)
+            return open_shard(entry, first_fetch)
         source = self.cache.source(entry.url)
         found = self.cache.open_cached(source)
         if found is not None:
@@ -118,7 +119,7 @@ class ShardCache:
             if used + size > self.limit:  # the shards in use fill it: no room
                 logger.debug("cache %s is full of shards in use: %s read without it",
                              self.cache.dir, entry.url)
-                return open_shard(entry)
+                return open_shard(entry, first_fetch)
             return self.cache.open_source(source)
 
     def ahead(self, ids: list[int], worker: int) -> Progress:

@@ -106,7 +106,9 @@ def test_startup_is_one_get_and_reads_are_runs(s3_env, s3_bucket, s3_requests):
     keys = [k for d in datasets for k in d]
     assert sorted(keys) == [f"{i:04d}" for i in range(60)]
     gets = [rng for method, _, rng in log if method == "GET"]
-    assert len(log) == len(gets) <= 2 * (4 + 3)  # per rank: at most 2 shards, an opening each
+    # ranks hold samples 0-14, 15-29, 30-44, 45-59 of shards of 20: 6 (rank, shard) runs,
+    # each one ranged GET (the head of a shard, or its tail with a suffix range)
+    assert len(log) == len(gets) == 6 and all(gets)
 
 
 def test_the_index_url_itself_or_a_missing_index(tmp_path, data):

@@ -30,6 +30,7 @@ from typing import IO, Any
 from ...api import open_url
 from ...errors import ArchiveError
 from ...fs.positional import PositionalReader
+from ...fs.s3.reader import PLAIN_OPENING
 from .index import Index, ShardEntry
 from .reader import RESUME_OPENING, Sample, group_members, iter_samples
 from .tarstream import iter_tar
@@ -47,14 +48,31 @@ OPEN_SHARDS = 8
 #: reads in flight at once
 READ_THREADS = 4
 
-#: ``opener(entry) -> binary file``: how a reader opens a shard (default: :func:`open_url`)
-Opener = Callable[[ShardEntry], IO[bytes]]
+#: bytes of a shard read and dropped that an opening request may take to serve a span too
+OPENING_SLACK = 64 << 10
+
+#: ``opener(entry, first_fetch) -> binary file``: how a reader opens a shard (default:
+#: :func:`open_shard`); ``first_fetch`` is what the opening request may read on S3
+Opener = Callable[[ShardEntry, int], IO[bytes]]
 Span = tuple[int, list[int]]  # (shard number, sorted sample indices in it)
 
 
-def open_shard(entry: ShardEntry) -> IO[bytes]:
-    """The shard opened for positional reads (a small opening request on S3)."""
-    return open_url(entry.url, "rb", first_fetch=RESUME_OPENING)
+def open_shard(entry: ShardEntry, first_fetch: int = RESUME_OPENING) -> IO[bytes]:
+    """The shard opened for positional reads; on S3 the opening request reads the first
+    ``first_fetch`` bytes (the last ``-first_fetch`` when negative)."""
+    return open_url(entry.url, "rb", first_fetch=first_fetch)
+
+
+def opening_fetch(entry: ShardEntry, start: int, end: int) -> int:
+    """What the request opening ``entry`` reads so that it also serves the span
+    ``[start, end)`` where that costs little: the shard's tail from ``start`` when the span
+    reaches near its end (a suffix range), its head up to ``end`` when the span starts it and
+    the opening reads that much anyway or nearly the whole shard; else a small opening."""
+    if entry.size - end <= OPENING_SLACK:
+        return -(entry.size - start)
+    if start == 0 and end <= PLAIN_OPENING:
+        return max(end, RESUME_OPENING)
+    return RESUME_OPENING
 
 
 class SpanReader:
@@ -153,7 +171,7 @@ class SpanReader:
         first, last = wanted[0], wanted[-1]
         start = entry.offsets[first]
         size = entry.offsets[last] + entry.lengths[last] - start
-        reader = self._acquire(shard, entry)
+        reader = self._acquire(shard, entry, opening_fetch(entry, start, start + size))
         try:
             data = reader.read_at(start, size)
         finally:
@@ -197,15 +215,16 @@ class SpanReader:
                              "where the index says: the shard changed since it was indexed")
         return out
 
-    def _acquire(self, shard: int, entry: ShardEntry) -> PositionalReader:
-        """The open shard (opened now if need be), marked in use."""
+    def _acquire(self, shard: int, entry: ShardEntry, first_fetch: int) -> PositionalReader:
+        """The open shard (opened now, reading ``first_fetch``, if need be), marked in
+        use."""
         with self._lock:
             found = self._open.get(shard)
             if found is not None:
                 self._open.move_to_end(shard)
                 found[2] += 1
                 return found[1]
-        f = self.opener(entry)
+        f = self.opener(entry, first_fetch)
         etag = getattr(f, "etag", None)
         if entry.etag and isinstance(etag, str) and etag.strip('"') != entry.etag.strip('"'):
             f.close()
