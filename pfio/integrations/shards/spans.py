@@ -8,9 +8,10 @@ together (the bytes between them, other readers' samples, are read and dropped),
 ``max_span`` bytes per read. Each span is one positional read (one ranged GET on S3) of an
 open shard, parsed as tar members and grouped into samples, which are then yielded in the
 window's order. On S3 the request that opens a shard serves the first span read from it
-where that costs little (see :func:`opening_fetch`), else it reads 512 bytes. The spans of the next window are read in the background while a window is
-yielded. A gzip-compressed shard cannot be read at an offset: it is streamed from its start
-to the last sample the window needs in it.
+where that costs little (see :func:`opening_fetch`), else it reads 512 bytes. The spans of
+the next window are read in the background while a window is yielded. A gzip-compressed
+shard cannot be read at an offset: it is streamed from its start to the last sample the
+window needs in it.
 
 Every span is checked against the index: a sample that is not where the index says (the
 shard was rewritten since it was indexed) raises ``ValueError``, as does a shard whose ETag
