@@ -13,6 +13,8 @@
 * :class:`PfioWebDataset`: webdataset-layout shards (``key.jpg``, ``key.cls``, ...) as
   decoded sample dicts, one GET per tar shard, even across ranks, resumable with
   torchdata's ``StatefulDataLoader``;
+* :class:`PfioMixedDataset`: indexed ``PfioWebDataset`` streams mixed by weight,
+  deterministic and resumable on any world size;
 * :class:`PfioObjectDataset` and :class:`PfioObjectIterableDataset`: any objects under a
   prefix (``from_prefix``), with s3torchconnector's call shape: the transform gets an object
   with ``.url``, ``.key`` and ``.read()``; one GET per object, fetched ahead of the sampler;
@@ -31,6 +33,7 @@ from torch.utils.data import Dataset
 from . import idx
 from .checkpoints import CheckpointManager, load, save
 from .torch_datasets import PfioImageDataset, PfioShardDataset
+from .torch_mixing import PfioMixedDataset
 from .torch_objects import PfioObjectDataset, PfioObjectIterableDataset
 from .torch_tfrecord import PfioTFRecordDataset
 from .torch_webdataset import PfioWebDataset
@@ -45,6 +48,7 @@ class IDXDataset(idx.IDXDataset, Dataset):
     """
 
 
-__all__ = ["CheckpointManager", "IDXDataset", "PfioImageDataset", "PfioObjectDataset",
+__all__ = ["CheckpointManager", "IDXDataset", "PfioImageDataset", "PfioMixedDataset",
+           "PfioObjectDataset",
            "PfioObjectIterableDataset", "PfioShardDataset", "PfioTFRecordDataset",
            "PfioWebDataset", "load", "save"]

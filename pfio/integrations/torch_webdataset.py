@@ -10,9 +10,13 @@ from typing import Any
 
 import torch.utils.data
 
-from .shards import SampleStream, expand_urls, make_decoder, shard_counts
+from .shard_cache import open_cache
+from .shards import SampleStream, expand_urls, make_decoder, read_index, shard_counts
+from .shards.epochs import IndexedEpochs
+from .shards.index import is_shard_list
 from .shards.plan import Place, epoch_order, even_targets, padding_items, reader_items
 from .torch_datasets import distributed_place, worker_place
+from .torch_indexed import IndexedIterator, IndexedSource
 
 
 class ShardStreamDataset(torch.utils.data.IterableDataset):
@@ -62,7 +66,28 @@ class PfioWebDataset(ShardStreamDataset):
 
     Each sample is a dict ``{"__key__": key, "__url__": shard, ext: value, ...}`` (members
     grouped as webdataset groups them), decoded by ``decode`` and then passed to
-    ``transform``. A tar shard is read as one stream: one GET for the whole object on S3.
+    ``transform``.
+
+    **Over an index** (``shards`` is the directory or prefix holding ``pfio-index.json``, or
+    its URL; :class:`~pfio.integrations.shards.ShardWriter` writes it,
+    :func:`~pfio.integrations.shards.build_index` makes one): making the dataset costs one
+    GET, whatever the world size (no LIST, no HEAD). Samples are placed one by one (see
+    :mod:`pfio.integrations.shards.placement`): the epoch's order depends on the index,
+    ``seed`` and the epoch only; every rank yields ``ceil(N / world_size)`` samples
+    (``drop_last``: ``floor``), each sample once across ranks plus at most
+    ``world_size - 1`` repeated. A rank's samples are a contiguous slice of the order, read
+    in runs of consecutive samples of a shard, one ranged GET each (see
+    :mod:`pfio.integrations.shards.spans`). ``shuffle=True`` shuffles the shards, then the
+    samples within blocks of ``shuffle_block``: a larger block mixes samples of more shards
+    but each reader holds up to ``shuffle_block`` samples in memory and reads its part of
+    more shards at once. Give ``batch_size`` (the DataLoader's) so that each worker takes
+    whole batches in turn and what a rank consumed is always a prefix of its samples: then
+    :meth:`state_dict` with ``samples_seen`` resumes on any world size and worker count.
+    ``cache_dir``/``cache_limit`` keep whole shards in a bounded node-local cache (see
+    :mod:`pfio.integrations.shard_cache`).
+
+    **Over shard URLs** (a list or a brace pattern): a tar shard is read as one stream, one
+    GET for the whole object on S3.
 
     Placement: the epoch's shard order (shuffled by ``seed + epoch`` when ``shuffle_shards``)
     is split across ranks (shard ``i`` to rank ``i % world_size``), then each rank's shards
@@ -106,7 +131,15 @@ class PfioWebDataset(ShardStreamDataset):
         shuffle_shards: shuffle the shard order each epoch (default: when
             ``shuffle_buffer > 1``).
         sample_counts: samples per shard (a mapping URL -> count, or counts in the order of
-            the shards), for even epochs without sidecars.
+            the shards), for even epochs without an index or sidecars.
+        shuffle: (index) shuffle shards, then samples within blocks.
+        shuffle_block: (index) samples per shuffle block.
+        drop_last: (index) every rank yields ``floor(N / world_size)``, nothing repeated.
+        batch_size: (index) the DataLoader's batch size: workers take whole batches in
+            turn (default: each worker a contiguous part of its rank's samples).
+        window: (index) samples a reader fetches at a time (default ``shuffle_block``).
+        cache_dir, cache_limit, predownload: (index) a node-local shard cache (see
+            :mod:`pfio.integrations.shard_cache`).
     """
 
     def __init__(self, shards: str | Sequence[str], decode: Any = None,
@@ -114,7 +147,17 @@ class PfioWebDataset(ShardStreamDataset):
                  world_size: int | None = None, even: bool = True,
                  transform: Callable[[Any], Any] | None = None, *,
                  shuffle_shards: bool | None = None,
-                 sample_counts: Mapping[str, int] | Sequence[int] | None = None) -> None:
+                 sample_counts: Mapping[str, int] | Sequence[int] | None = None,
+                 shuffle: bool = False, shuffle_block: int = 4096, drop_last: bool = False,
+                 batch_size: int | None = None, window: int | None = None,
+                 cache_dir: str | None = None, cache_limit: int | str | None = None,
+                 predownload: int | None = None) -> None:
+        self.indexed: IndexedSource | None = None
+        if not is_shard_list(shards):
+            self._init_indexed(str(shards), decode, shuffle_buffer, seed, rank, world_size,
+                               transform, shuffle, shuffle_block, drop_last, batch_size,
+                               window, cache_dir, cache_limit, predownload)
+            return
         self.shards = expand_urls(shards)
         if not self.shards:
             raise ValueError("no shards given")
@@ -135,6 +178,81 @@ class PfioWebDataset(ShardStreamDataset):
                                  "ranks even epochs: give each rank one at least, or even=False")
             found = shard_counts(self.shards, sample_counts)
             self.counts = {url: count.samples for url, count in found.items()}
+
+    def _init_indexed(self, url: str, decode: Any, shuffle_buffer: int, seed: int,
+                      rank: int | None, world_size: int | None,
+                      transform: Callable[[Any], Any] | None, shuffle: bool,
+                      shuffle_block: int, drop_last: bool, batch_size: int | None,
+                      window: int | None, cache_dir: str | None,
+                      cache_limit: int | str | None, predownload: int | None) -> None:
+        if shuffle_buffer > 1:
+            raise ValueError("over an index, shuffle with shuffle=True and shuffle_block "
+                             "(a shuffle buffer would break exact resuming)")
+        index = read_index(url)
+        self.shards = [entry.url for entry in index.shards]
+        self.rank, self.world_size = distributed_place(rank, world_size)
+        self.seed, self.epoch = seed, 0
+        self.decode, self.transform = decode, transform
+        self.shuffle_buffer = 0
+        decoder = make_decoder(decode)
+        epochs = IndexedEpochs(index, seed, shuffle, shuffle_block, drop_last, batch_size)
+        opener, ahead = open_cache(cache_dir, cache_limit, predownload, index)
+        self.indexed = IndexedSource(epochs, window or shuffle_block, decoder, transform,
+                                     opener, ahead)
+
+    def __len__(self) -> int:
+        """Samples this rank yields in the current epoch (over an index)."""
+        if self.indexed is None:
+            raise TypeError("the length of a dataset over shard URLs is not known; over an "
+                            "index it is")
+        source = self.indexed
+        return len(source.epochs.share(self.epoch, source.history_of(self.epoch),
+                                       self.rank, self.world_size))
+
+    def my_shards(self, epoch: int | None = None) -> list[str]:
+        """The shards this rank and DataLoader worker read in ``epoch`` (default: the
+        current one), in the order it first needs them."""
+        if self.indexed is None:
+            return super().my_shards(epoch)
+        epoch = self.epoch if epoch is None else epoch
+        source = self.indexed
+        ids = source.epochs.reader_ids(epoch, source.history_of(epoch),
+                                       worker_place(self.rank, self.world_size))
+        index = source.epochs.index
+        return list(dict.fromkeys(index.shards[index.locate(g)[0]].url for g in ids))
+
+    def __iter__(self) -> Any:
+        if self.indexed is None:
+            return super().__iter__()
+        return IndexedIterator(self.indexed, worker_place(self.rank, self.world_size),
+                               self.epoch)
+
+    def state_dict(self, samples_seen: int | None = None) -> dict[str, Any]:
+        """The dataset's state. Over an index, with ``samples_seen`` (the samples of this
+        epoch seen by all ranks together, from its start): a small JSON-serialisable dict
+        from which :meth:`load_state_dict` on a dataset of any world size and worker count
+        goes on with exactly the samples not seen (see
+        :mod:`pfio.integrations.shards.epochs`). Without, the epoch (and the history of a
+        resumed one): what ``StatefulDataLoader`` saves beside its workers' states.
+
+        Raises:
+            ValueError: ``samples_seen`` that cannot be (more than the ranks held, or not a
+                multiple of the world size).
+        """
+        if self.indexed is None:
+            return super().state_dict()
+        return self.indexed.state(self.epoch, self.world_size, samples_seen)
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` gave (over an index: on any world size).
+
+        Raises:
+            ValueError: a state of another index, seed or shuffling.
+        """
+        if self.indexed is None:
+            super().load_state_dict(state)
+            return
+        self.epoch = self.indexed.load(state)
 
     def _order(self, epoch: int) -> list[str]:
         return epoch_order(self.shards, self.seed, epoch, self.shuffle_shards)

@@ -70,15 +70,26 @@ def test_webdataset_shards_uploaded_to_s3_read_as_webdataset_reads_them(s3_env, 
     assert ours == theirs
 
 
-def test_counts_come_from_the_sidecars_with_one_small_get_each(s3_env, s3_bucket,
-                                                                s3_requests):
+def test_counts_come_from_the_index_with_one_get(s3_env, s3_bucket, s3_requests):
     base = f"s3://{s3_bucket}/c"
     shards = _write(base, count=2, per_shard=7, payload=10)
     log = s3_requests(pfio.from_url(base))
     counts = shard_counts(shards)
     assert [counts[u].samples for u in shards] == [7, 7]
-    assert sorted(path for _, path, _ in log) == sorted(
-        f"/{s3_bucket}/c/{u.rsplit('/', 1)[1]}.count.json" for u in shards)
+    assert [(method, path) for method, path, _ in log] == [
+        ("GET", f"/{s3_bucket}/c/pfio-index.json")]
+
+
+def test_old_count_sidecars_are_read_with_one_small_get_each(s3_env, s3_bucket, s3_requests):
+    base = f"s3://{s3_bucket}/old"
+    with ShardWriter(f"{base}/train-%04d.tar", maxcount=7, sidecar=True, index=False) as sink:
+        for i in range(14):
+            sink.write({"__key__": f"{i:05d}", "cls": i})
+    log = s3_requests(pfio.from_url(base))
+    counts = shard_counts(sink.shards)
+    assert [counts[u].samples for u in sink.shards] == [7, 7]
+    assert sorted(path for _, path, _ in log if path.endswith(".count.json")) == sorted(
+        f"/{s3_bucket}/old/{u.rsplit('/', 1)[1]}.count.json" for u in sink.shards)
 
 
 def test_a_zip_shard_on_s3_is_read_member_by_member(s3_env, s3_bucket):

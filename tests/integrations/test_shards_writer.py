@@ -113,8 +113,12 @@ def test_a_single_shard_writer_aborted_publishes_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_each_shard_gets_a_count_sidecar(tmp_path):
+def test_sidecars_are_written_only_when_asked(tmp_path):
     with ShardWriter(str(tmp_path / "s-%03d.tar"), maxcount=4) as sink:
+        for i in range(6):
+            sink.write(_sample(i))
+    assert not any(p.name.endswith(".count.json") for p in tmp_path.iterdir())
+    with ShardWriter(str(tmp_path / "old-%03d.tar"), maxcount=4, sidecar=True) as sink:
         for i in range(6):
             sink.write(_sample(i))
     counts = [read_sidecar(u) for u in sink.shards]

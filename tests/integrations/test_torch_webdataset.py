@@ -14,7 +14,7 @@ import pytest
 import torch
 from PIL import Image
 
-from pfio.integrations.shards import ShardWriter, sidecar_url
+from pfio.integrations.shards import INDEX_NAME, ShardWriter, build_index
 from pfio.integrations.torch import PfioWebDataset
 
 stateful = pytest.importorskip("torchdata.stateful_dataloader")
@@ -30,11 +30,12 @@ def _write(base, sizes, **fields):
     """Shards of ``sizes`` samples each (one ShardWriter per shard, so sizes may differ)."""
     urls, i = [], 0
     for n, size in enumerate(sizes):
-        with ShardWriter(f"{base}/s{n}-%d.tar", maxcount=size) as sink:
+        with ShardWriter(f"{base}/s{n}-%d.tar", maxcount=size, index=False) as sink:
             for _ in range(size):
                 sink.write({"__key__": f"{i:04d}", "txt": f"t{i}", "cls": i % 3, **fields})
                 i += 1
         urls += sink.shards
+    build_index(urls)
     return urls
 
 
@@ -130,10 +131,9 @@ def test_padding_repeats_from_the_start_of_the_ranks_own_shards(tmp_path):
     assert keys0 == ["0000", "0001", "0002", "0003", "0004", "0014", "0015", "0000", "0001"]
 
 
-def test_even_counts_without_sidecars_come_from_a_pass_or_are_given(tmp_path, caplog):
+def test_even_counts_without_index_come_from_a_pass_or_are_given(tmp_path, caplog):
     shards = _write(str(tmp_path), [5, 9, 2])
-    for url in shards:
-        os.remove(sidecar_url(url))
+    os.remove(tmp_path / INDEX_NAME)
     with caplog.at_level("WARNING"):
         counted = PfioWebDataset(shards, rank=0, world_size=2)
     assert counted.counts == dict(zip(shards, [5, 9, 2], strict=True)) and "sidecar" in caplog.text

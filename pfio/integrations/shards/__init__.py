@@ -17,7 +17,9 @@
   :func:`make_decoder`, :func:`encode_field`);
 * :mod:`.writer`: :class:`ShardWriter` (numbered shards, rolled by count and size) and
   :class:`TarShardWriter` (one shard), deterministic, published atomically;
-* :mod:`.counts`: per-shard sample counts (the ``.count.json`` sidecars the writer leaves);
+* :mod:`.index`: ``pfio-index.json``, one file describing a dataset's shards and samples
+  (the writer publishes it; :func:`build_index` makes one for other shards);
+* :mod:`.counts`: per-shard sample counts (the ``.count.json`` sidecars of earlier versions);
 * :mod:`.plan`: which shards each rank and worker reads, even epochs, resumable positions;
 * :mod:`.stream`: :class:`SampleStream`, one reader's epoch as a resumable iterator
   (``pfio.integrations.torch.PfioWebDataset`` wraps it for PyTorch).
@@ -27,6 +29,8 @@ from .braces import expand_urls
 from .counts import SIDECAR_SUFFIX, ShardCount, read_sidecar, shard_counts, sidecar_url
 from .decode import Decoder, make_decoder
 from .encode import encode_field
+from .index import INDEX_NAME, Index, ShardEntry, read_index
+from .indexing import build_index
 from .plan import (
     Place,
     Position,
@@ -42,9 +46,10 @@ from .stream import SampleStream
 from .writer import ShardWriter, TarShardWriter
 
 __all__ = [
-    "SIDECAR_SUFFIX", "Decoder", "Place", "Position", "SampleStream", "ShardCount",
-    "ShardWriter", "ShuffleBuffer", "TarShardWriter", "count_samples", "encode_field",
-    "epoch_order", "even_targets", "expand_urls", "iter_members", "iter_samples",
-    "make_decoder", "padding_items", "rank_items", "read_sidecar", "reader_items",
-    "shard_counts", "sidecar_url", "split_name",
+    "INDEX_NAME", "SIDECAR_SUFFIX", "Decoder", "Index", "Place", "Position", "SampleStream",
+    "ShardCount", "ShardEntry", "ShardWriter", "ShuffleBuffer", "TarShardWriter",
+    "build_index", "count_samples", "encode_field", "epoch_order", "even_targets",
+    "expand_urls", "iter_members", "iter_samples", "make_decoder", "padding_items",
+    "rank_items", "read_index", "read_sidecar", "reader_items", "shard_counts",
+    "sidecar_url", "split_name",
 ]

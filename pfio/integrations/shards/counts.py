@@ -1,9 +1,11 @@
-"""How many samples each shard holds: a small sidecar file beside each shard.
+"""How many samples each shard holds, for datasets given a list of shards.
 
-:class:`~pfio.integrations.shards.ShardWriter` writes ``<shard URL>.count.json``
-(``{"samples": N, "bytes": size}``) after publishing each shard. :func:`shard_counts` reads
-those sidecars (in parallel threads: one small read each) and counts, with one streaming pass,
-the shards that have none (logging that it does, since that reads the whole shard).
+:func:`shard_counts` takes them from the ``pfio-index.json`` of the shards' directory (one
+GET; see :mod:`pfio.integrations.shards.index`), else from the ``<shard URL>.count.json``
+sidecars (``{"samples": N, "bytes": size}``) earlier versions of
+:class:`~pfio.integrations.shards.ShardWriter` wrote (in parallel threads: one small read
+each), and counts, with one streaming pass, the shards that have neither (logging that it
+does, since that reads the whole shard).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 from ...api import open_url
+from .index import INDEX_NAME, base_of, read_index
 from .reader import count_samples
 
 logger = logging.getLogger(__name__)
@@ -75,13 +78,30 @@ def shard_counts(shards: Sequence[str], given: Mapping[str, int] | Sequence[int]
             raise ValueError(f"{len(given)} sample counts for {len(shards)} shards")
         return {s: ShardCount(int(n)) for s, n in zip(shards, given, strict=True)}
     unique = list(dict.fromkeys(shards))
+    indexed = _index_counts(unique)
     with ThreadPoolExecutor(max(1, min(threads, len(unique)))) as pool:
-        found = dict(zip(unique, pool.map(read_sidecar, unique), strict=True))
+        rest = [s for s in unique if s not in indexed]
+        found: dict[str, ShardCount | None] = {**indexed, **dict(
+            zip(rest, pool.map(read_sidecar, rest), strict=True))}
         uncounted = [s for s, c in found.items() if c is None]
         if uncounted:
-            logger.warning("%d shard(s) have no %s sidecar (ShardWriter writes one); counting "
-                           "their samples with a pass over each, e.g. %s", len(uncounted),
+            logger.warning("%d shard(s) are in no %s and have no %s sidecar (ShardWriter "
+                           "writes an index, build_index makes one); counting their samples "
+                           "with a pass over each, e.g. %s", len(uncounted), INDEX_NAME,
                            SIDECAR_SUFFIX, uncounted[0])
             for shard, n in zip(uncounted, pool.map(count_samples, uncounted), strict=True):
                 found[shard] = ShardCount(n)
     return found  # type: ignore[return-value]
+
+
+def _index_counts(shards: Sequence[str]) -> dict[str, ShardCount]:
+    """The counts the index of the shards' directories records (one GET per directory)."""
+    found: dict[str, ShardCount] = {}
+    for base in dict.fromkeys(base_of(s) for s in shards):
+        try:
+            index = read_index(base + INDEX_NAME)
+        except FileNotFoundError:
+            continue
+        found.update({e.url: ShardCount(e.samples, e.size) for e in index.shards})
+    wanted = set(shards)
+    return {url: count for url, count in found.items() if url in wanted}

@@ -80,21 +80,29 @@ def iter_members(url: str, start: int = 0) -> Iterator[Member]:
             f.seek(start)  # an uncompressed tar: go straight to the position
             yield from iter_tar(f, url, start)
             return
-        source = _Prefixed(head, f) if head else f
-        first = source.read(2)
-        stream = _Prefixed(first, source)
-        if first != GZIP_MAGIC:
-            yield from iter_tar(stream, url)  # type: ignore[arg-type]
-            return
-        with gzip.GzipFile(fileobj=stream, mode="rb") as unzipped:  # type: ignore[arg-type]
-            try:
-                if start:
-                    _skip(unzipped, start, url)
-                yield from iter_tar(unzipped, url, start)  # type: ignore[arg-type]
-                while unzipped.read(1 << 20):  # the gzip trailer (CRC-32, length) is checked
-                    pass
-            except DECODE_ERRORS as exc:
-                raise decode_error(url, exc) from exc
+        yield from stream_members(Prefixed(head, f) if head else f, url, start)
+
+
+def stream_members(source: IO[bytes], url: str, start: int = 0) -> Iterator[Member]:
+    """The regular members of the tar stream ``source`` (gzip-compressed when it starts
+    with the gzip magic bytes) read from its first byte, from position ``start`` of the
+    uncompressed stream on; ``url`` names it in errors."""
+    first = source.read(2)
+    stream = Prefixed(first, source)
+    if first != GZIP_MAGIC:
+        if start:
+            _skip(stream, start, url)  # type: ignore[arg-type]
+        yield from iter_tar(stream, url, start)  # type: ignore[arg-type]
+        return
+    with gzip.GzipFile(fileobj=stream, mode="rb") as unzipped:  # type: ignore[arg-type]
+        try:
+            if start:
+                _skip(unzipped, start, url)
+            yield from iter_tar(unzipped, url, start)  # type: ignore[arg-type]
+            while unzipped.read(1 << 20):  # the gzip trailer (CRC-32, length) is checked
+                pass
+        except DECODE_ERRORS as exc:
+            raise decode_error(url, exc) from exc
 
 
 def _skip(f: IO[bytes], n: int, url: str) -> None:
@@ -105,7 +113,7 @@ def _skip(f: IO[bytes], n: int, url: str) -> None:
         n -= got
 
 
-class _Prefixed:
+class Prefixed:
     """``head`` (bytes already read), then the rest of ``f``: a read-only stream."""
 
     def __init__(self, head: bytes, f: Any) -> None:
@@ -153,24 +161,33 @@ def iter_samples(url: str, start: int = 0) -> Iterator[tuple[int, Sample]]:
         ValueError: a key has two members with the same extension (as in webdataset).
         ArchiveError: a truncated or corrupt shard.
     """
+    for position, _, sample in group_members(iter_members(url, start), url):
+        yield position, sample
+
+
+def group_members(members: Iterator[Member], url: str) -> Iterator[tuple[int, int, Sample]]:
+    """``(position, end, sample)``: ``members`` grouped into samples as
+    :func:`iter_samples` groups them, with the span each takes in the tar stream (from its
+    first header to the end of its last member's data; ``end`` is 0 where unknown)."""
     sample: Sample | None = None
-    position = start
-    for member in iter_members(url, start):
+    position = end = 0
+    for member in members:
         parts = split_name(member.name)
         if parts is None:
             continue
         key, ext = parts
         if sample is None or key != sample["__key__"]:
             if sample is not None:
-                yield position, sample
+                yield position, end, sample
             sample = {"__key__": key, "__url__": url}
             position = member.position
         elif ext in sample:
             raise ValueError(f"{url}: duplicate extension {ext!r} in sample {key!r} "
                              f"(member {member.name!r})")
         sample[ext] = member.data
+        end = member.end
     if sample is not None:
-        yield position, sample
+        yield position, end, sample
 
 
 def count_samples(url: str) -> int:

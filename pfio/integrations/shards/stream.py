@@ -141,8 +141,8 @@ class SampleStream:
         expected = None if self.expected is None else self.expected.get(url)
         if expected is not None and slot < len(self.shards) and count != expected:
             raise ValueError(f"{url} holds {count} samples but its recorded count is "
-                             f"{expected}: the shard changed after it was counted (remove its "
-                             ".count.json sidecar, or give the right sample_counts)")
+                             f"{expected}: the shard changed after it was counted (index it again "
+                             "with build_index, or give the right sample_counts)")
 
     # -- state ---------------------------------------------------------------------------
 

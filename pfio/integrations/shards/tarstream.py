@@ -36,12 +36,14 @@ _MAGICS = (_POSIX_MAGIC, b"ustar ")  # POSIX ustar and GNU tar (``ustar  \0``)
 
 
 class Member(NamedTuple):
-    """A regular member: its name, its bytes, and where its first header starts in the
-    (uncompressed) tar stream (the place to start reading again from)."""
+    """A regular member: its name, its bytes, where its first header starts in the
+    (uncompressed) tar stream (the place to start reading again from), and where its data
+    and padding end (0 where unknown)."""
 
     name: str
     data: bytes
     position: int
+    end: int = 0
 
 
 class _Chunks:
@@ -108,9 +110,11 @@ class _Chunks:
         return len(self.take(n)) if n else 0
 
 
-def iter_tar(f: IO[bytes], url: str, start: int = 0) -> Iterator[Member]:
+def iter_tar(f: IO[bytes], url: str, start: int = 0,
+             stop: int | None = None) -> Iterator[Member]:
     """The regular members of the tar stream ``f``, whose next byte is at offset ``start``
-    of the tar stream (a header boundary), in archive order.
+    of the tar stream (a header boundary), in archive order; with ``stop``, those before
+    that offset (a header boundary where ``f`` may end: a span of the archive).
 
     Raises:
         ArchiveError: a corrupt header, a member cut short, a missing end-of-archive block
@@ -123,6 +127,8 @@ def iter_tar(f: IO[bytes], url: str, start: int = 0) -> Iterator[Member]:
     first_header: int | None = None
     while True:
         at = chunks.offset
+        if stop is not None and at >= stop and not pax and long_name is None:
+            return
         block = chunks.take(BLOCK)
         if len(block) < BLOCK:
             if not block and at == 0:
@@ -154,7 +160,8 @@ def iter_tar(f: IO[bytes], url: str, start: int = 0) -> Iterator[Member]:
             raise ArchiveError(f"{url}: member {name!r} at offset {at} is a sparse file; "
                                "shards cannot hold sparse members")
         if kind in _REGULAR and not name.endswith("/"):
-            yield Member(name, _data(chunks, size, url, at), first_header)
+            data = _data(chunks, size, url, at)
+            yield Member(name, data, first_header, chunks.offset)
         elif size and kind not in (tarfile.LNKTYPE, tarfile.SYMTYPE):
             _data(chunks, size, url, at)  # a directory or device with data: skipped
         pax, long_name, first_header = {}, None, None

@@ -14,8 +14,11 @@ give the same bytes. A name ending in ``.tar.gz`` or ``.tgz`` writes a gzip-comp
 
 A shard is published when it is closed (pfio's writers are all-or-nothing): an exception
 inside ``with ShardWriter(...)`` publishes nothing of the shard being written; the shards
-closed before it stay. After publishing a shard, its count sidecar (see
-:mod:`pfio.integrations.shards.counts`) is written beside it.
+closed before it stay. When :class:`ShardWriter` closes, it publishes the dataset's
+``pfio-index.json`` (see :mod:`pfio.integrations.shards.index`) in the directory of its
+shards: every shard's name, size, sample count and each sample's span, so that readers start
+with one GET. (Earlier versions wrote a ``.count.json`` sidecar beside each shard; readers
+still take them, and ``sidecar=True`` still writes them.)
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import IO, Any
 from ...api import open_url
 from .counts import write_sidecar
 from .encode import encode_field
+from .index import INDEX_NAME, ShardEntry, base_of, relative_name, write_index
 from .reader import split_name
 
 logger = logging.getLogger(__name__)
@@ -89,21 +93,28 @@ class TarShardWriter:
     Args:
         url: any pfio URL; ``.tar.gz``/``.tgz`` names write a gzip-compressed shard.
         compress: force gzip compression on (True) or off (False); default: by the name.
-        sidecar: write the count sidecar (``<url>.count.json``) after publishing.
+        sidecar: also write a count sidecar (``<url>.count.json``) after publishing, for
+            readers of earlier pfio versions.
 
     ``count`` is the number of samples written, ``size`` the bytes of tar written (before
-    compression).
+    compression), ``offsets`` and ``lengths`` the span of each sample in the tar stream.
     """
 
-    def __init__(self, url: str, compress: bool | None = None, sidecar: bool = True) -> None:
+    def __init__(self, url: str, compress: bool | None = None, sidecar: bool = False) -> None:
         self.url = url
         self.sidecar = sidecar
         self.count = 0
         self.size = 0
+        self.offsets: list[int] = []
+        self.lengths: list[int] = []
+        self.compressed = False
+        #: the bytes of the published shard (None until it is published)
+        self.published_size: int | None = None
         self.closed = False
         self._file: IO[bytes] = open_url(url, "wb")
         self._out: IO[bytes] = self._file
         if compress if compress is not None else url.lower().endswith(GZIP_SUFFIXES):
+            self.compressed = True
             self._out = gzip.GzipFile(filename="", mode="wb", fileobj=self._file,  # type: ignore[assignment]
                                       compresslevel=6, mtime=0)
 
@@ -119,6 +130,8 @@ class TarShardWriter:
         for block in blocks:
             self._out.write(block)
             size += len(block)
+        self.offsets.append(self.size)
+        self.lengths.append(size)
         self.count += 1
         self.size += size
         return size
@@ -137,9 +150,18 @@ class TarShardWriter:
         except BaseException:
             self._abort_file()
             raise
+        written = self._file.tell() if self.compressed else self.size + end
         self._file.close()
+        self.published_size = written
         if self.sidecar:
             write_sidecar(self.url, self.count, self.size + end)
+
+    def entry(self, base: str) -> ShardEntry:
+        """The index entry of the published shard, named relative to ``base``."""
+        if self.published_size is None:
+            raise ValueError(f"shard {self.url} is not published")
+        return ShardEntry(relative_name(self.url, base), self.url, self.published_size,
+                          None, self.offsets, self.lengths, self.compressed)
 
     def abort(self) -> None:
         """Publish nothing of this shard."""
@@ -179,14 +201,19 @@ class ShardWriter:
             shard of its own).
         start_shard: the first shard number.
         compress, sidecar: as for :class:`TarShardWriter`.
+        index: publish ``pfio-index.json`` in the shards' directory on :meth:`close`
+            (True), at the URL given (a str), or not (False: e.g. several writers filling
+            one directory, then one :func:`~pfio.integrations.shards.build_index`). It
+            describes the shards of this writer only.
 
-    ``shards`` lists the URLs of the shards published so far, in order. Use it as a context
-    manager, or call :meth:`close`.
+    ``shards`` lists the URLs of the shards published so far, in order; ``index_url`` the
+    index published (None before :meth:`close`). Use it as a context manager, or call
+    :meth:`close`.
     """
 
     def __init__(self, pattern: str, maxcount: int = 100000, maxsize: float = 3e9,
                  start_shard: int = 0, compress: bool | None = None,
-                 sidecar: bool = True) -> None:
+                 sidecar: bool = False, index: bool | str = True) -> None:
         try:
             first, second = pattern % start_shard, pattern % (start_shard + 1)
         except (TypeError, ValueError):
@@ -202,6 +229,13 @@ class ShardWriter:
         self.sidecar = sidecar
         self.shards: list[str] = []
         self.total = 0
+        if index is True:
+            index = base_of(pattern[:pattern.index("%")]) + INDEX_NAME
+        self._index: str | None = index or None
+        if self._index is not None:
+            relative_name(first, base_of(self._index))  # a shard outside it fails here
+        self.index_url: str | None = None
+        self._entries: list[ShardEntry] = []
         self._next = start_shard
         self._current: TarShardWriter | None = None
         self._closed = False
@@ -230,14 +264,18 @@ class ShardWriter:
         if current is not None:
             current.close()
             self.shards.append(current.url)
+            if self._index is not None:
+                self._entries.append(current.entry(base_of(self._index)))
             logger.info("published shard %s: %d samples, %d bytes", current.url,
                         current.count, current.size)
 
     def close(self) -> None:
-        """Publish the shard being written."""
+        """Publish the shard being written, then the index."""
         if not self._closed:
             self._closed = True
             self._finish()
+            if self._index is not None:
+                self.index_url = write_index(self._index, self._entries)
 
     def abort(self) -> None:
         """Publish nothing of the shard being written (those before it stay)."""
