@@ -12,7 +12,7 @@ import io
 from typing import Any
 
 from ..api import open_url
-from .locate import cache_on, open_for_reading
+from .locate import cache_on, open_for_reading, refuse_directory_name
 from .machinery import PatchSpec, define_target
 from .targets import is_remote, note_written
 
@@ -30,7 +30,10 @@ def _replace_open(original: Any) -> Any:
             return original(file, mode, buffering, encoding, errors, newline, closefd, opener)
         if opener is not None:
             raise ValueError(f"open(): 'opener' cannot be used with the URL {file!r}")
-        if any(c in mode for c in "wax+"):
+        writing = any(c in mode for c in "wax+")
+        if file.endswith("/"):
+            refuse_directory_name(file, writing)
+        if writing:
             note_written(file)
         elif cache_on() and buffering == -1 and mode in ("r", "rb", "rt", "br", "tr"):
             f = open_for_reading(file)

@@ -20,7 +20,7 @@ from typing import Any
 from .. import config, registry
 from .._uri import _SCHEME_RE, parse_uri
 from ..api import open_url
-from .locate import forget
+from .locate import forget, refuse_directory_name
 
 logger = logging.getLogger(__name__)
 
@@ -166,8 +166,12 @@ def upload_on_success(url: str, download_first: bool = False) -> Iterator[str]:
 
     The temporary file keeps the URL's extension, since libraries such as OpenCV choose the
     format from it. With ``download_first``, an existing object is copied to the path first
-    (for libraries that append to a file, like ``DataFrame.to_hdf``).
+    (for libraries that append to a file, like ``DataFrame.to_hdf``). A URL that ends
+    with ``/`` names a directory: ``IsADirectoryError`` (``NotADirectoryError`` when a file
+    is there), as local disk raises.
     """
+    if url.endswith("/"):
+        refuse_directory_name(url, writing=True)
     suffix = "".join(_suffixes(url))
     handle, path = tempfile.mkstemp(prefix="pfio-upload-", suffix=suffix)
     os.close(handle)
