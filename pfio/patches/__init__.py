@@ -62,6 +62,8 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "torch": ("pfio.patches.torch_io",),
     "h5py": ("pfio.patches.h5py_file",),
     "soundfile": ("pfio.patches.soundfile_io",),
+    "chainer": ("pfio.patches.snapshots",),
+    "pytorch_pfn_extras": ("pfio.patches.snapshots",),
 }
 
 #: targets that patching a target brings with it: ``shutil`` works through the patched
@@ -69,6 +71,8 @@ TARGETS: dict[str, tuple[str, ...]] = {
 #: ``shutil.move`` renames with ``os.rename``, ...)
 REQUIRES: dict[str, tuple[str, ...]] = {
     "shutil": ("builtins", "os", "os.path"),
+    "chainer": ("builtins", "os", "os.path", "shutil"),
+    "pytorch_pfn_extras": ("builtins", "os", "os.path", "shutil"),
 }
 
 

@@ -10,7 +10,13 @@ from ..patches.conftest import _no_patches_left, object_cache  # noqa: F401 - fi
 
 
 @pytest.fixture
-def s3_url(s3_env, s3_bucket):
+def s3_unpatched(s3_env, s3_bucket):
+    """``s3://<new bucket>/run``, no patch on."""
+    return f"s3://{s3_bucket}/run"
+
+
+@pytest.fixture
+def s3_url(s3_unpatched):
     """``s3://<new bucket>/run`` with every patch on."""
     patch_all()
-    return f"s3://{s3_bucket}/run"
+    return s3_unpatched

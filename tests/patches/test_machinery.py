@@ -104,4 +104,5 @@ def test_spawned_processes_inherit_patches(tmp_path):
 
 def test_patch_all_without_targets_patches_everything():
     assert patch_all() == sorted(["builtins", "os", "os.path", "glob", "cv2", "pandas", "PIL",
-                                  "numpy", "torch", "h5py", "soundfile", "shutil"])
+                                  "numpy", "torch", "h5py", "soundfile", "shutil", "chainer",
+                                  "pytorch_pfn_extras"])
