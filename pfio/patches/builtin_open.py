@@ -2,11 +2,19 @@
 
 ``open("s3://bucket/a.txt")`` returns a pfio file object (read-ahead, ranged reads; writes are
 uploaded atomically on close; reads go through the object cache with
-``patch_all(cache=True)``). Local paths, ints and path objects reach the original ``open``.
+``patch_all(cache=True)``). An ``os.PathLike`` object whose path is a URL (an entry of the
+patched ``os.scandir``) opens that URL. Local paths, ints and other path objects reach the
+original ``open``.
+
+Modules that took their own reference to ``open`` at import (``tarfile``, ``bz2``) get the
+patched one too, and ``tarfile``'s stream modes, which open paths with ``os.open``, open URLs
+through pfio: ``tarfile.open(url)`` works in every mode, as do ``gzip``, ``bz2``, ``lzma``
+and ``zipfile`` on URLs.
 """
 
 from __future__ import annotations
 
+import builtins
 import functools
 import io
 from typing import Any
@@ -14,7 +22,7 @@ from typing import Any
 from ..api import open_url
 from .locate import cache_on, open_for_reading, refuse_directory_name
 from .machinery import PatchSpec, define_target
-from .targets import is_remote, note_written
+from .targets import is_remote, note_written, remote_path
 
 
 def _replace_open(original: Any) -> Any:
@@ -26,7 +34,13 @@ def _replace_open(original: Any) -> Any:
              errors: str | None = None, newline: str | None = None, closefd: bool = True,
              opener: Any = None) -> Any:
         # local paths leave at the first test: this runs on every open() of the process
-        if type(file) is not str or "://" not in file or not is_remote(file):
+        if type(file) is not str:
+            url = remote_path(file) if type(file) is not int else None
+            if url is None:
+                return original(file, mode, buffering, encoding, errors, newline, closefd,
+                                opener)
+            file = url
+        elif "://" not in file or not is_remote(file):
             return original(file, mode, buffering, encoding, errors, newline, closefd, opener)
         if opener is not None:
             raise ValueError(f"open(): 'opener' cannot be used with the URL {file!r}")
@@ -48,7 +62,21 @@ def _replace_open(original: Any) -> Any:
     return open
 
 
+def _low_level_file(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    """``tarfile``'s stream modes (``"r|*"``, ``"w|gz"``) open a path with ``os.open``
+    through ``tarfile._LowLevelFile``; a URL is opened with pfio instead (it has the same
+    ``read``, ``write`` and ``close``)."""
+    if args and remote_path(args[0]) is not None:
+        name, mode = remote_path(args[0]), args[1] if len(args) > 1 else kwargs["mode"]
+        return builtins.open(name, mode + "b")
+    return wrapped(*args, **kwargs)
+
+
 define_target("builtins", [
     PatchSpec("builtins", "open", replace=_replace_open),
     PatchSpec("io", "open", replace=_replace_open),
+    # modules that keep their own reference to the builtin open, taken at their import
+    PatchSpec("tarfile", "bltn_open", replace=_replace_open),
+    PatchSpec("bz2", "_builtin_open", replace=_replace_open),
+    PatchSpec("tarfile", "_LowLevelFile", _low_level_file),
 ])

@@ -55,7 +55,8 @@ def divert(remote: Callable[..., Any], *, paths: int = 1,
     """A ``replace`` of :class:`~.machinery.PatchSpec` for functions whose leading
     positional arguments are paths: the plain function it makes of ``original`` calls
     ``remote(*args, **kwargs)`` when one of the first ``paths`` (1 or 2) positional
-    arguments is a URL, and ``original`` for anything else at the cost of one Python call
+    arguments is a URL (or an ``os.PathLike`` of one, handed on as the URL string: see
+    :func:`remote_path`), and ``original`` for anything else at the cost of one Python call
     (for functions that local code calls all the time, like ``os.stat``).
 
     With ``with_original`` the call is ``remote(original, *args, **kwargs)``, and ``file://``
@@ -75,8 +76,11 @@ def divert(remote: Callable[..., Any], *, paths: int = 1,
             def patched(*args: Any, **kwargs: Any) -> Any:
                 if args:
                     path = args[0]
-                    if type(path) is str and "://" in path and is_remote(path):
-                        return call(*args, **kwargs)
+                    if type(path) is str:
+                        if "://" in path and is_remote(path):
+                            return call(*args, **kwargs)
+                    elif remote_path(path) is not None:
+                        return call(os.fspath(path), *args[1:], **kwargs)
                 return original(*args, **kwargs)
         else:
             @functools.wraps(original)
@@ -86,11 +90,30 @@ def divert(remote: Callable[..., Any], *, paths: int = 1,
                     if (type(first) is str and "://" in first and is_remote(first)) or \
                             (type(second) is str and "://" in second and is_remote(second)):
                         return call(*args, **kwargs)
+                    if type(first) is not str or type(second) is not str:
+                        urls = remote_path(first), remote_path(second)
+                        if urls != (None, None):
+                            return call(urls[0] or first, urls[1] or second, *args[2:],
+                                        **kwargs)
                 return original(*args, **kwargs)
 
         return patched
 
     return make
+
+
+def remote_path(arg: Any) -> str | None:
+    """The URL that ``arg`` names when it is a remote URI or an ``os.PathLike`` object whose
+    path is one (an entry of a patched ``os.scandir``, a path object of another library),
+    else None. (``pathlib.Path("s3://b/k")`` is the local path ``s3:/b/k``: pathlib collapses
+    the ``//``.)"""
+    if type(arg) is not str:
+        if isinstance(arg, (bytes, int)) or not hasattr(type(arg), "__fspath__"):
+            return None
+        arg = os.fspath(arg)
+        if type(arg) is not str:
+            return None
+    return arg if "://" in arg and is_remote(arg) else None
 
 
 def _with_local_files(original: Callable[..., Any], remote: Callable[..., Any], paths: int,

@@ -48,7 +48,8 @@ def test_patched_context_removes_only_what_it_added():
 def test_listing_what_is_patched():
     patch_all("os.path")
     assert patched_functions() == ["os.path.exists", "os.path.getmtime", "os.path.getsize",
-                                   "os.path.isdir", "os.path.isfile"]
+                                   "os.path.isdir", "os.path.isfile", "os.path.islink",
+                                   "os.path.lexists"]
 
 
 def test_unknown_target_is_a_value_error():
