@@ -195,8 +195,7 @@ def upload_on_success(url: str, download_first: bool = False) -> Iterator[str]:
     """
     if url.endswith("/"):
         refuse_directory_name(url, writing=True)
-    suffix = "".join(_suffixes(url))
-    handle, path = tempfile.mkstemp(prefix="pfio-upload-", suffix=suffix)
+    handle, path = tempfile.mkstemp(prefix="pfio-upload-", suffix=suffixes(url))
     os.close(handle)
     try:
         if download_first:
@@ -215,7 +214,8 @@ def upload_on_success(url: str, download_first: bool = False) -> Iterator[str]:
             os.unlink(path)
 
 
-def _suffixes(url: str) -> list[str]:
-    name = posixpath.basename(url)
-    stem, dot, ext = name.rpartition(".")
-    return [dot + ext] if dot and stem else []
+def suffixes(url: str) -> str:
+    """The extension of ``url``'s name (``".png"``), for a local file that stands for it
+    (libraries choose a format by it); ``""`` when it has none."""
+    stem, dot, ext = posixpath.basename(url).rpartition(".")
+    return dot + ext if dot and stem else ""

@@ -94,3 +94,11 @@ def test_zipfile_writes_and_reads_a_url(s3_url):
     with zipfile.ZipFile(url) as archive:
         assert archive.namelist() == ["a.txt"]
         assert archive.read("a.txt") == b"hello"
+def test_zipfile_appends_to_a_url(s3_url):
+    url = f"{s3_url}/z.zip"
+    with zipfile.ZipFile(url, "w") as archive:
+        archive.writestr("a.txt", "a")
+    with zipfile.ZipFile(url, "a") as archive:
+        archive.writestr("b.txt", "b")
+    with zipfile.ZipFile(url) as archive:
+        assert archive.namelist() == ["a.txt", "b.txt"]
