@@ -31,7 +31,10 @@ soundfile) are read through the default object cache, so a second epoch reads lo
 Processes started by spawn or forkserver (DataLoader workers) re-apply the parent's patches
 at startup, whatever their modules import: the parent exports them in the ``PFIO_PATCHES``
 environment variable, and the ``pfio-patches.pth`` startup hook installed with pfio applies
-them in every Python process that has it set (it costs nothing when unset). A forkserver
+them in the processes that ``multiprocessing`` starts by spawn and in its forkserver (it
+costs a dictionary lookup when the variable is unset). Other Python processes, such as a
+tool the script runs with ``subprocess``, ignore the variable and start unpatched: they
+call ``pfio.patch_all()`` themselves if they want patches. A forkserver
 keeps the environment of its start, so call ``patch_all()`` before the first DataLoader or
 Pool that uses one (pfio logs a warning otherwise).
 
@@ -44,6 +47,7 @@ validation policy.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterable, Iterator
 
 from . import locate, machinery
@@ -127,6 +131,17 @@ def patched(targets: Iterable[str] | str | None = None, *,
         locate.set_cache(cached_before)
 
 
+def reapply_inherited() -> list[str]:
+    """Apply the targets that ``PFIO_PATCHES`` names when this process inherits them: when
+    ``multiprocessing`` started it by spawn, or it is the forkserver (see
+    :func:`~.machinery.started_by_multiprocessing`); return the targets applied (none
+    otherwise). ``import pfio`` calls it."""
+    names = [n for n in os.environ.get(machinery.ENV_VAR, "").split(",") if n]
+    if not names or not machinery.started_by_multiprocessing():
+        return []
+    return patch_all(names)
+
+
 def active_patches() -> list[str]:
     """The targets patched now."""
     return machinery.active_targets()
@@ -138,4 +153,4 @@ def patched_functions() -> list[str]:
 
 
 __all__ = ["REQUIRES", "TARGETS", "active_patches", "patch_all", "patched", "patched_functions",
-           "unpatch_all"]
+           "reapply_inherited", "unpatch_all"]

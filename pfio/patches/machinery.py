@@ -24,8 +24,27 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 #: environment variable through which processes started by spawn or forkserver learn the
-#: active targets (``import pfio`` re-applies them)
+#: active targets (``import pfio`` re-applies them, in such processes only: see
+#: :func:`started_by_multiprocessing`)
 ENV_VAR = "PFIO_PATCHES"
+
+#: how the command line of a process that ``multiprocessing`` started by spawn, or of its
+#: forkserver, is recognised (``--multiprocessing-fork`` is spawn's last argument; the
+#: forkserver runs ``-c "from multiprocessing.forkserver import main; ..."``); the startup
+#: hook ``pfio-patches.pth`` checks the same two marks
+SPAWN_MARK = "--multiprocessing-fork"
+FORKSERVER_MARK = "from multiprocessing.forkserver import"
+
+
+def started_by_multiprocessing() -> bool:
+    """True in a process that ``multiprocessing`` started by spawn, and in its forkserver
+    (whose forked children, DataLoader workers, keep what it applied): the processes that
+    inherit the parent's patches through :data:`ENV_VAR`. Any other Python process started
+    with the variable set (a ``subprocess.run([sys.executable, "tool.py"])`` of a patched
+    script, or of one of its workers) ignores it."""
+    return any(arg == SPAWN_MARK or arg.startswith(FORKSERVER_MARK)
+               for arg in getattr(sys, "orig_argv", ()))
+
 
 Wrapper = Callable[[Callable[..., Any], Any, tuple, dict], Any]
 
