@@ -4,6 +4,7 @@ that local code calls (``os.access``, ``os.path.lexists``, ``os.lstat``,
 ``os.scandir``, any object with ``__fspath__``) wherever a ``str`` URL works."""
 
 import os
+import pathlib
 import shutil
 
 import pytest
@@ -74,3 +75,18 @@ def test_local_path_objects_are_untouched(tree, tmp_path):
     (tmp_path / "x").write_text("x")
     assert open(tmp_path / "x").read() == "x"
     assert os.path.exists(tmp_path / "x") and os.stat(tmp_path / "x").st_size == 1
+
+
+def test_abspath_of_a_url_is_the_url(tree):
+    assert os.path.abspath(f"{tree}/d/a.txt") == f"{tree}/d/a.txt"
+    assert os.path.abspath("rel") == os.path.join(os.getcwd(), "rel")
+
+
+def test_pathlib_collapses_the_scheme_so_use_str_urls_or_pfio_path(tree):
+    local_looking = pathlib.Path(f"{tree}/d/a.txt")
+    assert str(local_looking).startswith("s3:/") and "://" not in str(local_looking)
+    with pytest.raises(FileNotFoundError):
+        open(local_looking)  # a local path named s3:/...: not the object
+    bucket, _, rest = tree[len("s3://"):].partition("/")
+    path = pfio.v2.Path(rest, "d", "a.txt", fs=pfio.from_url(f"s3://{bucket}"))
+    assert path.read_text() == "a"

@@ -47,7 +47,8 @@ def test_patched_context_removes_only_what_it_added():
 
 def test_listing_what_is_patched():
     patch_all("os.path")
-    assert patched_functions() == ["os.path.exists", "os.path.getmtime", "os.path.getsize",
+    assert patched_functions() == ["os.path.abspath", "os.path.exists", "os.path.getmtime",
+                                   "os.path.getsize",
                                    "os.path.isdir", "os.path.isfile", "os.path.islink",
                                    "os.path.lexists"]
 
