@@ -156,6 +156,17 @@ def forget_made(url: str) -> None:
                                  if t == top and (p == path or p.startswith(path + "/"))})
 
 
+def move_made(src: str, dst: str) -> None:
+    """The directory ``src`` this process made (with those below it) is now ``dst``."""
+    (src_top, src_path), (dst_top, dst_path) = place(src), place(dst)
+    with _lock:
+        moved = {(t, p) for t, p in _made
+                 if t == src_top and (p == src_path or p.startswith(src_path + "/"))}
+        _made.difference_update(moved)
+        _made.update((dst_top, dst_path + p[len(src_path):]) for _, p in moved)
+        _made.add((dst_top, dst_path))
+
+
 def stat_url(url: str) -> FileStat:
     """The :class:`FileStat` of ``url`` (a root is a directory; so is a directory this
     process made, see :func:`note_made`).

@@ -46,7 +46,16 @@ from collections.abc import Callable
 from typing import Any
 
 from ..fs.base import FS
-from .locate import directory, forget_made, made, note_made, place, refuse_directory_name, stat_url
+from .locate import (
+    directory,
+    forget_made,
+    made,
+    move_made,
+    note_made,
+    place,
+    refuse_directory_name,
+    stat_url,
+)
 from .machinery import PatchSpec, define_target
 from .targets import divert, is_remote, note_written
 
@@ -167,6 +176,10 @@ def _rename(original: Callable[..., Any], src: str, dst: str, *, src_dir_fd: Any
         raise _cross_device(src, dst)
     fs = directory(src_top)
     refuse_root(src_path, src)
+    if made(src) and not fs.exists(src_path):  # an empty directory made here moves
+        _refuse_occupied(fs, dst_path, dst)
+        move_made(src, dst)
+        return
     is_dir = is_directory(fs, src_path, src)
     if not is_dir and dst.endswith("/"):
         refuse_directory_name(dst, writing=True)  # a file is not renamed to a directory
@@ -176,6 +189,19 @@ def _rename(original: Callable[..., Any], src: str, dst: str, *, src_dir_fd: Any
     fs.rename(src_path, dst_path)
     if is_dir:
         forget_made(src)
+
+
+def _refuse_occupied(fs: FS, path: str, url: str) -> None:
+    """Raise what ``os.rename`` of a directory onto ``url`` raises when a file
+    (``NotADirectoryError``) or a directory with something in it (``ENOTEMPTY``) is there."""
+    try:
+        is_dir = is_directory(fs, path, url)
+    except FileNotFoundError:
+        return
+    if not is_dir:
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), url)
+    if fs.exists(path):  # a prefix on S3 exists only through what is in it
+        raise OSError(errno.ENOTEMPTY, os.strerror(errno.ENOTEMPTY), url)
 
 
 def _cross_device(src: Any, dst: Any) -> OSError:

@@ -153,3 +153,27 @@ def test_a_library_writer_refuses_a_name_with_a_slash(url, remote):
     with pytest.raises(IsADirectoryError):
         image.new("RGB", (2, 2)).save(f"{url}/out/", format="PNG")
     assert not remote[1].exists("out")
+
+
+def test_rename_of_an_empty_made_directory_moves_it(url):
+    os.mkdir(f"{url}/old")
+    os.rename(f"{url}/old", f"{url}/new")
+    assert os.path.isdir(f"{url}/new") and not os.path.exists(f"{url}/old")
+    assert os.listdir(f"{url}/new") == []
+
+
+def test_rename_of_an_empty_made_directory_onto_a_file_or_a_full_directory(url, remote):
+    os.mkdir(f"{url}/old")
+    _put(remote[1], "file")
+    _put(remote[1], "full/x")
+    with pytest.raises(NotADirectoryError):
+        os.rename(f"{url}/old", f"{url}/file")
+    with pytest.raises(OSError, match="not empty"):
+        os.rename(f"{url}/old", f"{url}/full")
+    assert os.path.isdir(f"{url}/old")
+
+
+def test_rename_of_made_directories_moves_those_below(url):
+    os.makedirs(f"{url}/a/b")
+    os.rename(f"{url}/a", f"{url}/c")
+    assert os.path.isdir(f"{url}/c/b") and not os.path.exists(f"{url}/a/b")
