@@ -90,3 +90,17 @@ def test_pathlib_collapses_the_scheme_so_use_str_urls_or_pfio_path(tree):
     bucket, _, rest = tree[len("s3://"):].partition("/")
     path = pfio.v2.Path(rest, "d", "a.txt", fs=pfio.from_url(f"s3://{bucket}"))
     assert path.read_text() == "a"
+
+
+def test_path_like_urls_in_library_calls(tree):
+    import numpy as np
+    from PIL import Image
+
+    cv2 = pytest.importorskip("cv2")
+    np.save(PathLike(f"{tree}/d/a.npy"), np.arange(3))
+    Image.new("RGB", (2, 2), "red").save(PathLike(f"{tree}/d/red.png"))
+    assert cv2.imwrite(PathLike(f"{tree}/d/blue.png"), np.full((2, 2, 3), (255, 0, 0), np.uint8))
+    entries = {entry.name: entry for entry in os.scandir(f"{tree}/d")}
+    np.testing.assert_array_equal(np.load(entries["a.npy"]), np.arange(3))
+    assert Image.open(entries["red.png"]).getpixel((0, 0)) == (255, 0, 0)
+    assert cv2.imread(entries["blue.png"])[0, 0].tolist() == [255, 0, 0]
