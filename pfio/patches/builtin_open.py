@@ -38,7 +38,7 @@ def _replace_open(original: Any) -> Any:
              opener: Any = None) -> Any:
         # local paths leave at the first test: this runs on every open() of the process
         if type(file) is not str:
-            url = remote_path(file) if type(file) is not int else None
+            url = remote_path(file)  # an os.PathLike naming a URL; None for fds, paths
             if url is None:
                 return original(file, mode, buffering, encoding, errors, newline, closefd,
                                 opener)
@@ -82,10 +82,11 @@ def _low_level_file(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> A
     """``tarfile``'s stream modes (``"r|*"``, ``"w|gz"``) open a path with ``os.open``
     through ``tarfile._LowLevelFile``; a URL is opened with pfio instead (it has the same
     ``read``, ``write`` and ``close``)."""
-    if args and remote_path(args[0]) is not None:
-        name, mode = remote_path(args[0]), args[1] if len(args) > 1 else kwargs["mode"]
-        return builtins.open(name, mode + "b")
-    return wrapped(*args, **kwargs)
+    url = remote_path(args[0]) if args else None
+    if url is None:
+        return wrapped(*args, **kwargs)
+    mode = args[1] if len(args) > 1 else kwargs["mode"]
+    return builtins.open(url, mode + "b")
 
 
 define_target("builtins", [

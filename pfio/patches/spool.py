@@ -33,7 +33,7 @@ from typing import IO, Any
 from ..api import open_url
 from ..fs.modes import Mode
 from ..fs.writers import AtomicTextWriter, _warn_dropped
-from .targets import note_written, suffixes
+from .targets import note_written, suffix
 
 #: bytes a file opened for writing only keeps on local disk before it streams (64 MiB)
 SPOOL_LIMIT = 64 << 20
@@ -59,7 +59,7 @@ class SpooledUpload(io.RawIOBase):
         self._streaming = False
         self._aborted = False
         self._pinned = mode.plus
-        handle, self._path = tempfile.mkstemp(prefix="pfio-spool-", suffix=suffixes(url))
+        handle, self._path = tempfile.mkstemp(prefix="pfio-spool-", suffix=suffix(url))
         self._file = io.FileIO(handle, "r+b")
         try:
             if mode.kind == "r":

@@ -79,8 +79,10 @@ def divert(remote: Callable[..., Any], *, paths: int = 1,
                     if type(path) is str:
                         if "://" in path and is_remote(path):
                             return call(*args, **kwargs)
-                    elif remote_path(path) is not None:
-                        return call(os.fspath(path), *args[1:], **kwargs)
+                    else:
+                        url = remote_path(path)
+                        if url is not None:
+                            return call(url, *args[1:], **kwargs)
                 return original(*args, **kwargs)
         else:
             @functools.wraps(original)
@@ -195,7 +197,7 @@ def upload_on_success(url: str, download_first: bool = False) -> Iterator[str]:
     """
     if url.endswith("/"):
         refuse_directory_name(url, writing=True)
-    handle, path = tempfile.mkstemp(prefix="pfio-upload-", suffix=suffixes(url))
+    handle, path = tempfile.mkstemp(prefix="pfio-upload-", suffix=suffix(url))
     os.close(handle)
     try:
         if download_first:
@@ -214,7 +216,7 @@ def upload_on_success(url: str, download_first: bool = False) -> Iterator[str]:
             os.unlink(path)
 
 
-def suffixes(url: str) -> str:
+def suffix(url: str) -> str:
     """The extension of ``url``'s name (``".png"``), for a local file that stands for it
     (libraries choose a format by it); ``""`` when it has none."""
     stem, dot, ext = posixpath.basename(url).rpartition(".")
