@@ -32,7 +32,7 @@ from typing import IO, Any
 
 from ..api import open_url
 from ..fs.modes import Mode
-from ..fs.writers import AtomicTextWriter, _warn_dropped
+from ..fs.writers import AtomicTextWriter, _unclosed, _warn_dropped
 from .targets import note_written, suffix
 
 #: bytes a file opened for writing only keeps on local disk before it streams (64 MiB)
@@ -69,6 +69,7 @@ class SpooledUpload(io.RawIOBase):
             self._sink = open_url(url, "xb" if mode.kind == "x" else "wb")
         except BaseException:
             self._drop_local()
+            io.RawIOBase.close(self)  # nothing to publish or discard
             raise
 
     def readable(self) -> bool:
@@ -156,7 +157,7 @@ class SpooledUpload(io.RawIOBase):
             os.unlink(self._path)
 
     def __del__(self) -> None:
-        if not self.closed and hasattr(self, "_sink"):
+        if not self.closed:
             _warn_dropped(self, self.name)
             self.abort()
         super().__del__()
@@ -188,6 +189,12 @@ class _AllOrNothing:
         if exc_type is not None:
             self.raw.abort()
         self.close()
+
+    def __del__(self) -> None:
+        if _unclosed(self):  # dropped unclosed: discarded, as pfio's writers are
+            _warn_dropped(self, self.raw.name)
+            self.raw.abort()
+        super().__del__()  # type: ignore[misc]
 
 
 class _SpooledWriter(_AllOrNothing, io.BufferedWriter):

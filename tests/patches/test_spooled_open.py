@@ -2,6 +2,7 @@
 ``os.fsync``, seeking and reading back in the update modes), all or nothing, streamed once
 large unless its descriptor was given out; appending refused with the workaround named."""
 
+import gc
 import io
 import os
 
@@ -118,3 +119,13 @@ def test_append_names_the_workaround_where_objects_cannot_grow(s3_env, s3_bucket
     patch_all("builtins")
     with pytest.raises(io.UnsupportedOperation, match="'r\\+' and seek to its end"):
         open(f"s3://{s3_bucket}/log.txt", "a")
+
+
+@pytest.mark.parametrize("mode", ["wb", "w"])
+def test_a_file_dropped_unclosed_publishes_nothing(url, remote, mode):
+    f = open(f"{url}/dropped", mode)
+    f.write(b"x" if "b" in mode else "x")
+    with pytest.warns(ResourceWarning, match="not closed"):
+        del f
+        gc.collect()
+    assert not remote[1].exists("dropped")
