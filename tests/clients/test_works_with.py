@@ -64,6 +64,9 @@ ROWS = {
     ("builtins", '`open(url, "r+b")`, `open(url, "w+b")`'):
         ("works", [f"{S}::test_r_plus_updates_a_copy_of_the_object",
                    f"{S}::test_w_plus_reads_back_and_seeks"]),
+    ("tensorboardX", "`SummaryWriter(url)`, `add_scalar`, `flush`"):
+        ("works", ["tests/clients/test_tensorboardx.py::"
+                   "test_summary_writer_flushes_with_fsync_and_publishes_on_close"]),
     ("builtins", '`open(url, "a")` on S3'):
         ("refused", [f"{S}::test_append_names_the_workaround_where_objects_cannot_grow"]),
     ("tempfile, shutil", "`mkdtemp(dir=url)`, write, `shutil.move` out, `shutil.rmtree`"):
