@@ -9,15 +9,20 @@ and make, copy, rename and remove files and directories there::
     pfio.patch_all()
     img = cv2.imread("s3://bucket/train/0001.jpg")
 
-Targets: ``builtins`` (``open``/``io.open``), ``os`` (``stat``, ``listdir``, ``scandir``, and
-so ``walk``; ``remove``/``unlink``, ``rmdir``, ``mkdir``, ``makedirs``, ``rename``/``replace``
-and ``os.path.samefile``), ``os.path`` (``exists``, ``isfile``, ``isdir``, ``getsize``,
-``getmtime``), ``glob`` (``glob``, ``iglob``), ``shutil`` (``copyfile``, ``copy``, ``copy2``,
-``copytree``, ``rmtree``, ``move``; it brings ``builtins``, ``os`` and ``os.path`` with it,
-see :data:`REQUIRES`), ``cv2``, ``pandas`` (HDF5, and the writers ``to_csv``, ``to_json``,
-``to_pickle``, ``to_parquet``, ``to_feather``), ``PIL`` (``Image.open``, ``Image.save``),
-``numpy``, ``torch``, ``h5py`` (``File``), ``soundfile`` (``SoundFile``, and so ``read``,
-``write``, ``info``). A dataset class written for local disk (``os.scandir`` of a root,
+Targets: ``builtins`` (``open``/``io.open``, and the copies of ``open`` that ``tarfile`` and
+``bz2`` keep, so ``tarfile``, ``gzip``, ``bz2``, ``lzma`` and ``zipfile`` open URLs),
+``os`` (``stat``, ``lstat``, ``access``, ``listdir``, ``scandir``, and so ``walk``;
+``remove``/``unlink``, ``rmdir``, ``mkdir``, ``makedirs``, ``rename``/``replace`` and
+``os.path.samefile``), ``os.path`` (``exists``, ``lexists``, ``isfile``, ``isdir``,
+``islink``, ``getsize``, ``getmtime``, ``abspath``), ``glob`` (``glob``, ``iglob``),
+``shutil`` (``copyfile``, ``copy``, ``copy2``, ``copytree``, ``rmtree``, ``move``; it brings
+``builtins``, ``os`` and ``os.path`` with it, see :data:`REQUIRES`), ``cv2``, ``pandas``
+(HDF5, and the writers ``to_csv``, ``to_json``, ``to_pickle``, ``to_parquet``,
+``to_feather``), ``PIL`` (``Image.open``, ``Image.save``), ``numpy``, ``torch``, ``h5py``
+(``File``), ``soundfile`` (``SoundFile``, and so ``read``, ``write``, ``info``), ``chainer``
+and ``pytorch_pfn_extras`` (their snapshot extensions, see :mod:`pfio.patches.snapshots`).
+An ``os.PathLike`` whose path is a URL (an entry of the patched ``os.scandir``) is taken as
+the URL. A dataset class written for local disk (``os.scandir`` of a root,
 ``os.walk`` of class folders, ``PIL.Image.open`` of files) thus runs unchanged on
 ``s3://b/train``, ``s3://b/train.zip`` or ``mem://store``. Patches apply whether the library
 is imported before or after ``patch_all()``; patching twice is harmless; ``unpatch_all``
