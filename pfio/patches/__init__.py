@@ -17,7 +17,8 @@ and ``os.path.samefile``), ``os.path`` (``exists``, ``isfile``, ``isdir``, ``get
 see :data:`REQUIRES`), ``cv2``, ``pandas`` (HDF5; the readers ``read_csv``, ``read_json``,
 ``read_parquet``, ... through pfio's fsspec protocol; the writers ``to_csv``, ``to_json``,
 ``to_pickle``, ``to_parquet``, ``to_feather``), ``PIL`` (``Image.open``, ``Image.save``),
-``numpy``, ``torch`` (``load``, ``save``, ``jit.load``, ``jit.save``), ``h5py`` (``File``), ``soundfile`` (``SoundFile``, and so ``read``,
+``numpy``, ``torch`` (``load``, ``save``, ``jit.load``, ``jit.save``), ``h5py``
+(``File``), ``soundfile`` (``SoundFile``, and so ``read``,
 ``write``, ``info``). A dataset class written for local disk (``os.scandir`` of a root,
 ``os.walk`` of class folders, ``PIL.Image.open`` of files) thus runs unchanged on
 ``s3://b/train``, ``s3://b/train.zip`` or ``mem://store``. Patches apply whether the library
