@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -99,3 +101,24 @@ def test_event_file_is_published_at_each_flush_that_added_bytes(s3, s3_requests)
     events.close()
     assert PfioFileSystem().cat_file(url) == b"onetwo"
     assert events.closed
+
+
+@pytest.mark.parametrize("without_wrapt", [False, True])
+def test_tensorboardx_imported_after_the_bridge_learns_the_scheme(without_wrapt):
+    """As under Lightning: fsspec loads the bridge first, tensorboardX is imported later
+    (through a ``wrapt`` import hook; without ``wrapt``, imported by the bridge)."""
+    script = "\n".join([
+        "import sys",
+        "sys.modules['wrapt'] = None" if without_wrapt else "",
+        "import fsspec",
+        "fsspec.filesystem('pfio')",
+        "assert ('tensorboardX.record_writer' in sys.modules) == " + str(without_wrapt),
+        "from tensorboardX import record_writer",
+        "print(type(record_writer.REGISTERED_FACTORIES['pfio']).__name__)",
+    ])
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "EventFileFactory"
