@@ -13,14 +13,16 @@ has for fsspec URLs: compression inferred from the suffix (``.csv.gz``, ``.json.
 ``.zip``, ``.xz``, ``.zst``, ``.tar.gz`` ...), chunked and iterator reads, Parquet
 directories (partitioned datasets) and column selection. This needs ``fsspec``
 (``pip install 'pfio[fsspec]'``), as pandas needs it for any URL. A call that passes
-``storage_options`` is meant for fsspec and goes to pandas untouched, as do local paths and
-file objects.
+``storage_options`` is meant for fsspec and goes to pandas untouched, as do local paths, file
+objects and URLs of schemes that pfio serves only through fsspec (``pfio://``, ``gs://``,
+``https://``, ...): pandas reads those itself, as without pfio.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from .. import config, registry
 from .._uri import parse_uri
 from .machinery import PatchSpec, define_target
 from .targets import is_remote, local_path
@@ -45,13 +47,21 @@ def fsspec_path(url: str) -> str:
     return f"pfio://{uri.scheme}/{uri.netloc}{uri.path}"
 
 
+def served_by_pfio(url: str) -> bool:
+    """True when a backend of pfio's own (built-in, registered, or an INI custom scheme)
+    serves the URL ``url``, not fsspec."""
+    scheme = url.partition("://")[0].lower()
+    return registry.is_registered(scheme) or config.get_custom_scheme(scheme) is not None
+
+
 def _reader(parameter: str) -> Any:
     """The wrapper of a pandas reader whose path argument is ``parameter`` (first
     positional, or by name)."""
 
     def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         url = args[0] if args else kwargs.get(parameter)
-        if not is_remote(url) or kwargs.get("storage_options") is not None:
+        if not is_remote(url) or kwargs.get("storage_options") is not None \
+                or not served_by_pfio(url):
             return wrapped(*args, **kwargs)
         if args:
             return wrapped(fsspec_path(url), *args[1:], **kwargs)

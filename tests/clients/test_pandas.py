@@ -13,7 +13,7 @@ import zipfile
 import pytest
 
 pd = pytest.importorskip("pandas")
-pytest.importorskip("fsspec")
+fsspec = pytest.importorskip("fsspec")
 pytest.importorskip("pyarrow")
 
 import pfio  # noqa: E402
@@ -137,3 +137,15 @@ def test_local_paths_go_to_pandas(tmp_path):
     FRAME.to_csv(tmp_path / "t.csv", index=False)
     pd.testing.assert_frame_equal(pd.read_csv(str(tmp_path / "t.csv")), FRAME)
 
+
+
+
+def test_pfio_urls_go_to_pandas_as_they_are(request, monkeypatch):
+    url = f"pfio://mem/pandas-{request.node.name}/t.csv"
+    FRAME.to_csv(url, index=False)
+    opened = []
+    fsspec_open = fsspec.open
+    monkeypatch.setattr(fsspec, "open", lambda path, *a, **k: (
+        opened.append(path), fsspec_open(path, *a, **k))[1])
+    pd.testing.assert_frame_equal(pd.read_csv(url), FRAME)
+    assert opened == [url]
