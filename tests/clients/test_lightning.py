@@ -16,6 +16,7 @@ pytest.importorskip("tensorboardX")
 
 import fsspec  # noqa: E402
 import torch  # noqa: E402
+from lightning.pytorch.callbacks import ModelCheckpoint  # noqa: E402
 from lightning.pytorch.demos.boring_classes import BoringModel  # noqa: E402
 from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger  # noqa: E402
 from tensorboardX.proto.event_pb2 import Event  # noqa: E402
@@ -36,6 +37,7 @@ class LoggingModel(BoringModel):
     def training_step(self, batch, batch_idx):
         out = super().training_step(batch, batch_idx)
         self.log("train_loss", out["loss"])
+        self.log("step", float(self.global_step))
         return out
 
 
@@ -75,7 +77,9 @@ def csv_run(s3):
     """A run with ``CSVLogger`` that saves (appends) its metrics at every step."""
     root, _ = s3
     logger = CSVLogger(f"{root}/csv", flush_logs_every_n_steps=1)
-    trainer = fit(f"{root}/csv", logger=logger)
+    checkpoints = ModelCheckpoint(save_top_k=1, monitor="step", mode="max",
+                                  every_n_train_steps=1, save_last=True)
+    trainer = fit(f"{root}/csv", logger=logger, callbacks=[checkpoints])
     return trainer, logger.log_dir
 
 
@@ -132,6 +136,14 @@ def test_csv_logger_appends_every_step_once(csv_run):
 def test_csv_logger_writes_hparams_first_thing(csv_run):
     _, log_dir = csv_run
     assert "lr: 0.1" in bridge().cat_file(f"{log_dir}/hparams.yaml").decode()
+
+
+def test_top_k_checkpoints_replace_each_other_and_last_is_kept(csv_run):
+    _, log_dir = csv_run
+    names = [p.rsplit("/", 1)[1] for p in bridge().ls(f"{log_dir}/checkpoints", detail=False)]
+    assert len(names) == 2 and "last.ckpt" in names  # the older top-1 ones were removed
+    with bridge().open(f"{log_dir}/checkpoints/last.ckpt", "rb") as f:
+        assert torch.load(f, weights_only=False)["global_step"] == STEPS
 
 
 def test_next_csv_logger_takes_the_next_version(csv_run, s3):
