@@ -369,7 +369,7 @@ class PfioFileSystem(AbstractFileSystem):
         return pfio_url(self._strip_protocol(path))
 
     def _same_top(self, path1: str, path2: str) -> bool:
-        uri1, uri2 = (parse_uri(pfio_url(self._strip_protocol(p))) for p in (path1, path2))
+        uri1, uri2 = (parse_uri(self._url(p)) for p in (path1, path2))
         return (uri1.scheme, uri1.netloc) == (uri2.scheme, uri2.netloc) and not any(
             split_container_path(u.path)[1] for u in (uri1, uri2))
 

@@ -15,20 +15,30 @@ import threading
 
 _lock = threading.Lock()
 _made: set[str] = set()
+#: the directories made here and every level above them (what :func:`made` answers from)
+_levels: set[str] = set()
+
+
+def _with_parents(url: str) -> set[str]:
+    """``url`` and its parent directories, up to its bucket or store."""
+    scheme, _, rest = url.partition("://")
+    parts = rest.split("/")
+    return {f"{scheme}://" + "/".join(parts[:n]) for n in range(1, len(parts) + 1)}
 
 
 def note(url: str) -> None:
-    """Remember ``url`` (a pfio URL without a trailing ``/``) as a directory made here."""
+    """Remember ``url`` (a pfio URL) as a directory made here."""
+    url = url.rstrip("/")
     with _lock:
-        _made.add(url.rstrip("/"))
+        _made.add(url)
+        _levels.update(_with_parents(url))
 
 
 def made(url: str) -> bool:
     """True when ``url`` or a directory below it was made here (so ``url`` is one)."""
     url = url.rstrip("/")
-    below = url + "/"
     with _lock:
-        return url in _made or any(m.startswith(below) for m in _made)
+        return url in _levels
 
 
 def children(url: str) -> set[str]:
@@ -43,4 +53,9 @@ def forget(url: str) -> None:
     url = url.rstrip("/")
     below = url + "/"
     with _lock:
+        if url not in _levels:
+            return
         _made.difference_update({m for m in _made if m == url or m.startswith(below)})
+        _levels.clear()
+        for m in _made:
+            _levels.update(_with_parents(m))
