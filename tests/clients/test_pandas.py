@@ -85,6 +85,22 @@ def test_feather_and_pickle_round_trip(s3):
     pd.testing.assert_frame_equal(pd.read_pickle(f"{s3}/t.pkl.xz"), FRAME)
 
 
+@pytest.mark.parametrize("reader, name, kwargs", [
+    ("read_orc", "t.orc", {}), ("read_xml", "t.xml", {"parser": "etree"}),
+    ("read_stata", "t.dta", {}), ("read_table", "t.tsv", {}), ("read_fwf", "t.txt", {})])
+def test_other_readers(s3, reader, name, kwargs):
+    buffer = io.BytesIO()
+    {"t.orc": lambda: FRAME.to_orc(buffer),
+     "t.xml": lambda: buffer.write(FRAME.to_xml(parser="etree", index=False).encode()),
+     "t.dta": lambda: FRAME.to_stata(buffer, write_index=False),
+     "t.tsv": lambda: buffer.write(FRAME.to_csv(sep="\t", index=False).encode()),
+     "t.txt": lambda: buffer.write(b"a b\n1 x\n2 y\n3 z\n")}[name]()
+    with pfio.open_url(f"{s3}/{name}", "wb") as f:
+        f.write(buffer.getvalue())
+    back = getattr(pd, reader)(f"{s3}/{name}", **kwargs)
+    assert back["a"].tolist() == [1, 2, 3] and back["b"].tolist() == ["x", "y", "z"]
+
+
 def test_to_csv_appends_to_an_object(s3):
     FRAME.to_csv(f"{s3}/log.csv", index=False)
     FRAME.to_csv(f"{s3}/log.csv", index=False, header=False, mode="a")
