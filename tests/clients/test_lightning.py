@@ -21,6 +21,7 @@ from lightning.pytorch.demos.boring_classes import BoringModel  # noqa: E402
 from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger  # noqa: E402
 from tensorboardX.proto.event_pb2 import Event  # noqa: E402
 
+import pfio  # noqa: E402
 from pfio.integrations.fsspec import pfio_url  # noqa: E402
 from pfio.integrations.tfrecord import iter_records  # noqa: E402
 
@@ -149,3 +150,13 @@ def test_top_k_checkpoints_replace_each_other_and_last_is_kept(csv_run):
 def test_next_csv_logger_takes_the_next_version(csv_run, s3):
     root, _ = s3
     assert CSVLogger(f"{root}/csv").version == 1
+
+
+def test_a_run_under_patch_all_writes_the_same_files(s3):
+    root, cwd = s3
+    with pfio.patched():
+        trainer = fit(f"{root}/patched")
+    log_dir = trainer.logger.log_dir
+    assert bridge().glob(f"{log_dir}/events.out.tfevents.*")
+    assert bridge().isfile(trainer.checkpoint_callback.best_model_path)
+    assert os.listdir(cwd) == []
