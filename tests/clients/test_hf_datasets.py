@@ -69,6 +69,43 @@ def test_load_dataset_of_a_member_of_a_zip_on_s3(s3):
     assert ds.to_list() == ROWS
 
 
+@pytest.fixture
+def images(s3):
+    """Two classes of two PNG images under ``{s3}/img/train``."""
+    from PIL import Image
+
+    for label in ("cat", "dog"):
+        for i in range(2):
+            buffer = io.BytesIO()
+            Image.new("RGB", (4, 4), (i, 0, 0)).save(buffer, "PNG")
+            with pfio.open_url(f"s3://{s3[10:]}/img/train/{label}/{i}.png", "wb") as f:
+                f.write(buffer.getvalue())
+    return f"{s3}/img"
+
+
+def test_imagefolder_of_data_files(images):
+    ds = datasets.load_dataset("imagefolder", data_files={"train": f"{images}/train/**"},
+                               split="train")
+    assert ds.features["label"].names == ["cat", "dog"]
+    assert sorted(ds["label"]) == [0, 0, 1, 1] and ds[0]["image"].size == (4, 4)
+
+
+def test_imagefolder_data_dir_is_taken_for_a_local_path(images):
+    """datasets' own limit (huggingface/datasets#6489): ``data_dir`` of a packaged builder
+    is resolved as a local path; ``data_files`` (above) is the way."""
+    with pytest.raises(datasets.data_files.EmptyDatasetError, match="pfio:"):
+        datasets.load_dataset("imagefolder", data_dir=images, split="train")
+
+
+@pytest.mark.parametrize("method, name", [
+    ("to_csv", "out.csv"), ("to_json", "out.jsonl"), ("to_parquet", "out.parquet")])
+def test_dataset_writers(s3, method, name):
+    getattr(datasets.Dataset.from_pandas(FRAME), method)(f"{s3}/{name}")
+    builder = {"out.csv": "csv", "out.jsonl": "json", "out.parquet": "parquet"}[name]
+    back = datasets.load_dataset(builder, data_files=f"{s3}/{name}", split="train")
+    assert back.to_list() == ROWS
+
+
 def test_save_to_disk_and_load_from_disk(s3):
     ds = datasets.Dataset.from_pandas(FRAME)
     ds.save_to_disk(f"{s3}/saved")
