@@ -48,6 +48,15 @@ def test_load_with_mmap_maps_a_local_copy(s3):  # torch maps only file paths
     assert all(torch.equal(loaded[k], v) for k, v in state.items())
 
 
+def test_a_mapped_load_survives_a_new_version_of_the_object(s3):
+    url = f"{s3}/versions.pt"
+    torch.save({"w": torch.zeros(4)}, url)
+    first = torch.load(url, mmap=True)
+    torch.save({"w": torch.ones(4)}, url)
+    assert torch.equal(torch.load(url, mmap=True)["w"], torch.ones(4))
+    assert torch.equal(first["w"], torch.zeros(4))
+
+
 def test_mmap_load_of_a_missing_object_names_it(s3):
     with pytest.raises(FileNotFoundError, match="missing.pt"):
         torch.load(f"{s3}/missing.pt", mmap=True)
