@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import io
+import zipfile
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -55,6 +58,19 @@ def test_a_mapped_load_survives_a_new_version_of_the_object(s3):
     torch.save({"w": torch.ones(4)}, url)
     assert torch.equal(torch.load(url, mmap=True)["w"], torch.ones(4))
     assert torch.equal(first["w"], torch.zeros(4))
+
+
+def test_members_of_a_zip_on_s3_load_mapped_and_streamed(s3):
+    member = io.BytesIO()
+    torch.save({"w": torch.arange(3)}, member)
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("ckpt/model.pt", member.getvalue())
+    with pfio.open_url(f"{s3}/run.zip", "wb") as f:
+        f.write(archive.getvalue())
+    for mmap in (False, True):
+        loaded = torch.load(f"{s3}/run.zip/ckpt/model.pt", mmap=mmap)
+        assert torch.equal(loaded["w"], torch.arange(3))
 
 
 def test_mmap_load_of_a_missing_object_names_it(s3):
