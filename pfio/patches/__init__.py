@@ -17,9 +17,10 @@ Targets: ``builtins`` (``open``/``io.open``, and the copies of ``open`` that ``t
 ``islink``, ``getsize``, ``getmtime``, ``abspath``), ``glob`` (``glob``, ``iglob``),
 ``shutil`` (``copyfile``, ``copy``, ``copy2``, ``copytree``, ``rmtree``, ``move``; it brings
 ``builtins``, ``os`` and ``os.path`` with it, see :data:`REQUIRES`), ``cv2``, ``pandas``
-(HDF5, and the writers ``to_csv``, ``to_json``, ``to_pickle``, ``to_parquet``,
-``to_feather``), ``PIL`` (``Image.open``, ``Image.save``), ``numpy``, ``torch``, ``h5py``
-(``File``), ``soundfile`` (``SoundFile``, and so ``read``, ``write``, ``info``), ``chainer``
+(HDF5; the readers ``read_csv``, ``read_json``, ``read_parquet``, ... through pfio's fsspec
+protocol; the writers ``to_csv``, ``to_json``, ``to_pickle``, ``to_parquet``, ``to_feather``),
+``PIL`` (``Image.open``, ``Image.save``), ``numpy``, ``torch`` (``load``, ``save``,
+``jit.load``, ``jit.save``), ``h5py`` (``File``), ``soundfile`` (``SoundFile``, and so ``read``, ``write``, ``info``), ``chainer``
 and ``pytorch_pfn_extras`` (their snapshot extensions, see :mod:`pfio.patches.snapshots`).
 An ``os.PathLike`` whose path is a URL (an entry of the patched ``os.scandir``) is taken as
 the URL. A dataset class written for local disk (``os.scandir`` of a root,
@@ -65,7 +66,8 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "glob": ("pfio.patches.glob_patterns",),
     "shutil": ("pfio.patches.shutil_ops",),
     "cv2": ("pfio.patches.opencv",),
-    "pandas": ("pfio.patches.pandas_hdf", "pfio.patches.pandas_writers"),
+    "pandas": ("pfio.patches.pandas_hdf", "pfio.patches.pandas_readers",
+               "pfio.patches.pandas_writers"),
     "PIL": ("pfio.patches.pillow", "pfio.patches.pillow_save"),
     "numpy": ("pfio.patches.numpy_io",),
     "torch": ("pfio.patches.torch_io",),
