@@ -20,8 +20,9 @@ Targets: ``builtins`` (``open``/``io.open``, and the copies of ``open`` that ``t
 (HDF5; the readers ``read_csv``, ``read_json``, ``read_parquet``, ... through pfio's fsspec
 protocol; the writers ``to_csv``, ``to_json``, ``to_pickle``, ``to_parquet``, ``to_feather``),
 ``PIL`` (``Image.open``, ``Image.save``), ``numpy``, ``torch`` (``load``, ``save``,
-``jit.load``, ``jit.save``), ``h5py`` (``File``), ``soundfile`` (``SoundFile``, and so ``read``, ``write``, ``info``), ``chainer``
-and ``pytorch_pfn_extras`` (their snapshot extensions, see :mod:`pfio.patches.snapshots`).
+``jit.load``, ``jit.save``), ``h5py`` (``File``), ``soundfile`` (``SoundFile``, and so
+``read``, ``write``, ``info``), ``chainer`` and ``pytorch_pfn_extras`` (their snapshot
+extensions, see :mod:`pfio.patches.snapshots`).
 An ``os.PathLike`` whose path is a URL (an entry of the patched ``os.scandir``) is taken as
 the URL. A dataset class written for local disk (``os.scandir`` of a root,
 ``os.walk`` of class folders, ``PIL.Image.open`` of files) thus runs unchanged on

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import errno
 import os
-import posixpath
 import threading
 from typing import IO
 
 from .._uri import container_kind, parse_uri, split_container_path
 from ..api import from_url
-from ..fs import resolver
+from ..fs import made_directories, resolver
 from ..fs.base import FS
 from ..fs.stat import FileStat
 
@@ -35,25 +34,6 @@ _MEMO_LIMIT = 256
 _lock = threading.Lock()
 _filesystems: dict[tuple[str, bool], FS] = {}
 _cache_on = os.environ.get(CACHE_ENV_VAR) == "1"
-
-
-def place(url: str) -> tuple[str, str]:
-    """``(top URL, name)``: the URL of the top of the filesystem that holds ``url`` (a
-    bucket, a ``mem://`` store, an HDFS namenode's ``/``, an archive) and ``url``'s path in
-    it. Two URLs are on one filesystem when their tops are equal.
-
-    >>> place("s3://b/out/a.png"), place("s3://b/train.zip/img/1.png")
-    (('s3://b/', 'out/a.png'), ('s3://b/train.zip', 'img/1.png'))
-    """
-    uri = parse_uri(url)
-    parent, name = uri.split()
-    _, containers, inner = split_container_path(parent.path)
-    if containers:
-        top = parent.path[:len(parent.path) - len(inner)].rstrip("/")
-    else:
-        top, inner = "/", parent.path
-    path = posixpath.normpath(posixpath.join("/", inner, name)).lstrip("/")
-    return str(uri.with_path(top)), path
 
 
 def split_url(url: str) -> tuple[str, str]:
@@ -115,61 +95,9 @@ def forget(url: str) -> None:
     resolver.forget(url)
 
 
-#: directories that the patches of this process made on filesystems where a directory
-#: exists only through the files under it (S3 prefixes), as ``(top URL, path)``: they are
-#: directories to this process until removed, empty or not (see :func:`note_made`)
-_made: set[tuple[str, str]] = set()
-
-
-def note_made(url: str, fs: FS, parents: bool = False) -> None:
-    """Record that ``os.mkdir`` (or with ``parents`` ``os.makedirs``) made the directory
-    ``url`` on ``fs``: where ``fs`` has no directories of its own (S3), this process treats
-    ``url`` (and its parents) as an existing, possibly empty directory until it removes it,
-    as it would on local disk (``tempfile.mkdtemp``, then write, move out, ``rmtree``)."""
-    if not fs.implicit_directories:
-        return
-    top, path = place(url)
-    with _lock:
-        while path:
-            _made.add((top, path))
-            if not parents:
-                break
-            path = posixpath.dirname(path)
-
-
-def made(url: str) -> bool:
-    """True when :func:`note_made` recorded the directory ``url`` (or one below it) and it
-    was not removed since."""
-    top, path = place(url)
-    if not path:
-        return False
-    with _lock:
-        return (top, path) in _made or any(t == top and p.startswith(path + "/")
-                                           for t, p in _made)
-
-
-def forget_made(url: str) -> None:
-    """``url`` and everything below it were removed (or renamed away)."""
-    top, path = place(url)
-    with _lock:
-        _made.difference_update({(t, p) for t, p in _made
-                                 if t == top and (p == path or p.startswith(path + "/"))})
-
-
-def move_made(src: str, dst: str) -> None:
-    """The directory ``src`` this process made (with those below it) is now ``dst``."""
-    (src_top, src_path), (dst_top, dst_path) = place(src), place(dst)
-    with _lock:
-        moved = {(t, p) for t, p in _made
-                 if t == src_top and (p == src_path or p.startswith(src_path + "/"))}
-        _made.difference_update(moved)
-        _made.update((dst_top, dst_path + p[len(src_path):]) for _, p in moved)
-        _made.add((dst_top, dst_path))
-
-
 def stat_url(url: str) -> FileStat:
     """The :class:`FileStat` of ``url`` (a root is a directory; so is a directory this
-    process made, see :func:`note_made`).
+    process made on a filesystem without directories, see :mod:`pfio.fs.made_directories`).
 
     Raises:
         FileNotFoundError: nothing exists at ``url``.
@@ -178,7 +106,7 @@ def stat_url(url: str) -> FileStat:
     try:
         return directory(parent).stat(name)
     except FileNotFoundError:
-        if _made and made(url):
+        if made_directories.made(url):
             return FileStat.directory(name)
         raise
 
@@ -202,7 +130,8 @@ def refuse_directory_name(url: str, writing: bool) -> None:
 
 def list_directory(url: str) -> list[FileStat]:
     """The entries of the directory ``url`` (an archive's included), as ``FS.list`` with
-    ``detail=True`` gives them.
+    ``detail=True`` gives them, and the directories this process made below it on a
+    filesystem without directories (see :mod:`pfio.fs.made_directories`).
 
     Raises:
         FileNotFoundError: nothing exists at ``url`` (a root lists empty instead).
@@ -211,12 +140,14 @@ def list_directory(url: str) -> list[FileStat]:
     parent, name = split_url(url)
     try:
         if not name or container_kind(name):
-            return list(directory(url).list("", detail=True))
-        return list(directory(parent).list(name, detail=True))
+            entries = list(directory(url).list("", detail=True))
+        else:
+            entries = list(directory(parent).list(name, detail=True))
     except FileNotFoundError:
-        if _made and made(url):
-            return []
-        raise
+        if not made_directories.made(url):
+            raise
+        entries = []
+    return made_directories.listed(url, entries)
 
 
 #: what the opening read of a file opened for a library's random access takes (on S3: one

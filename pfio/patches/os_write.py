@@ -22,8 +22,9 @@ with the errors of ``os``:
 Where the backend has no such thing, the call does what the backend can: S3 has no
 directories (a prefix exists while an object is under it), so ``mkdir``/``makedirs`` of a
 new prefix create nothing on the server and ``makedirs`` of a missing parent does not fail;
-this process remembers the directories it made there, which are directories to its
-patches until it removes them (``os.path.isdir`` is true, ``os.listdir`` lists them empty,
+this process remembers the directories it made there (in :mod:`pfio.fs.made_directories`,
+shared with the fsspec bridge), which are directories to its patches until it removes them
+(``os.path.isdir`` is true, ``os.listdir`` lists them empty and in their parent,
 ``mkdir`` again raises ``FileExistsError``), and removing one whose last file moved out
 (``rmdir``, ``shutil.rmtree``) succeeds: the pattern ``tempfile.mkdtemp(dir=url)``, write,
 move the file out, ``shutil.rmtree`` works as on local disk. Other processes see such a
@@ -45,17 +46,10 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from .._uri import place
+from ..fs import made_directories
 from ..fs.base import FS
-from .locate import (
-    directory,
-    forget_made,
-    made,
-    move_made,
-    note_made,
-    place,
-    refuse_directory_name,
-    stat_url,
-)
+from .locate import directory, refuse_directory_name, stat_url
 from .machinery import PatchSpec, define_target
 from .targets import divert, is_remote, note_written
 
@@ -70,11 +64,11 @@ def filesystem(url: str) -> tuple[FS, str]:
 def is_directory(fs: FS, path: str, url: str | None = None) -> bool:
     """Whether ``path`` is a directory (a root is; so is ``url``, the URL of ``path``, when
     this process made it on a filesystem without directories: see
-    :func:`~.locate.note_made`); raises ``FileNotFoundError`` when nothing is there."""
+    :mod:`pfio.fs.made_directories`); raises ``FileNotFoundError`` when nothing is there."""
     try:
         return not path or fs.stat(path).isdir()
     except FileNotFoundError:
-        if url is not None and made(url):
+        if url is not None and made_directories.made(url):
             return True
         raise
 
@@ -90,12 +84,12 @@ def is_directory_or_none(fs: FS, path: str, url: str) -> bool:
 def vanished(fs: FS, path: str, url: str) -> bool:
     """True when ``url`` is a directory this process made on a filesystem without
     directories and nothing is under it (any more): removing it is forgetting it."""
-    if not made(url):
+    if not made_directories.made(url):
         return False
     try:
         fs.stat(path)
     except FileNotFoundError:
-        forget_made(url)
+        made_directories.forget(url)
         return True
     return False
 
@@ -135,7 +129,7 @@ def _rmdir(original: Callable[..., Any], url: str, *, dir_fd: Any = None) -> Non
     if not is_directory(fs, path):
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), url)
     fs.remove(path)  # OSError(ENOTEMPTY) from the backend when something is in it
-    forget_made(url)
+    made_directories.forget(url)
     note_written(url)
 
 
@@ -156,7 +150,7 @@ def _mkdir(original: Callable[..., Any], url: str, mode: int = 0o777, *,
     fs, path = filesystem(url)
     _refuse_existing(fs, path, url, exist_ok=False)
     fs.mkdir(path, mode)
-    note_made(url, fs)
+    made_directories.note(url, fs)
 
 
 def _makedirs(original: Callable[..., Any], url: str, mode: int = 0o777,
@@ -164,7 +158,7 @@ def _makedirs(original: Callable[..., Any], url: str, mode: int = 0o777,
     fs, path = filesystem(url)
     if not _refuse_existing(fs, path, url, exist_ok):
         fs.makedirs(path, mode, exist_ok=exist_ok)
-        note_made(url, fs, parents=True)
+        made_directories.note(url, fs, parents=True)
 
 
 def _rename(original: Callable[..., Any], src: str, dst: str, *, src_dir_fd: Any = None,
@@ -176,9 +170,9 @@ def _rename(original: Callable[..., Any], src: str, dst: str, *, src_dir_fd: Any
         raise _cross_device(src, dst)
     fs = directory(src_top)
     refuse_root(src_path, src)
-    if made(src) and not fs.exists(src_path):  # an empty directory made here moves
+    if made_directories.made(src) and not fs.exists(src_path):  # an empty one made here
         _refuse_occupied(fs, dst_path, dst)
-        move_made(src, dst)
+        made_directories.move(src, dst)
         return
     is_dir = is_directory(fs, src_path, src)
     if not is_dir and dst.endswith("/"):
@@ -188,7 +182,7 @@ def _rename(original: Callable[..., Any], src: str, dst: str, *, src_dir_fd: Any
     note_changed(fs, src_path, is_dir, src, dst)
     fs.rename(src_path, dst_path)
     if is_dir:
-        forget_made(src)
+        made_directories.move(src, dst)
 
 
 def _refuse_occupied(fs: FS, path: str, url: str) -> None:
@@ -228,4 +222,4 @@ define_target("os", [
     PatchSpec("os.path", "samefile", replace=divert(_samefile, paths=2, with_original=True)),
 ])
 
-__all__ = ["filesystem", "is_directory", "note_changed", "place", "refuse_root", "vanished"]
+__all__ = ["filesystem", "is_directory", "note_changed", "refuse_root", "vanished"]

@@ -33,7 +33,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from .locate import forget_made, stat_url
+from ..fs import made_directories
+from .locate import stat_url
 from .machinery import PatchSpec, define_target
 from .os_dirs import stat_result
 from .os_write import filesystem, is_directory, note_changed, refuse_root, vanished
@@ -97,7 +98,7 @@ def _rmtree(original: Callable[..., Any], url: str, ignore_errors: bool = False,
         note_changed(fs, path, True, url)
         step = os.rmdir
         fs.remove(path, recursive=True)
-        forget_made(url)
+        made_directories.forget(url)
     except OSError as exc:
         if ignore_errors:
             return

@@ -64,7 +64,7 @@ def conformance_bucket(s3_server):
 
 class TestS3(_Suite):
     """S3 keeps no directories, but the directories made through the bridge are empty ones
-    for the rest of the process (see ``pfio.integrations.fsspec.directories``)."""
+    for the rest of the process (see ``pfio.fs.made_directories``)."""
 
     @pytest.fixture
     def fs(self, s3_env):

@@ -98,3 +98,61 @@ def test_on_a_store_with_directories_nothing_is_remembered(bridge, tmp_path):
     bridge.makedirs(f"pfio://file{tmp_path}/real")
     (tmp_path / "real").rmdir()
     assert not bridge.isdir(f"pfio://file{tmp_path}/real")
+
+
+def test_removing_one_keeps_the_parents_makedirs_made(bridge, s3):
+    bridge.makedirs(f"{s3}/a/b/c")
+    bridge.rmdir(f"{s3}/a/b/c")
+    assert bridge.isdir(f"{s3}/a/b") and not bridge.exists(f"{s3}/a/b/c")
+
+
+def test_mv_of_an_empty_made_directory_moves_it(bridge, s3):
+    bridge.makedirs(f"{s3}/old/sub")
+    bridge.mv(f"{s3}/old", f"{s3}/new", recursive=True)
+    assert bridge.isdir(f"{s3}/new/sub") and not bridge.exists(f"{s3}/old")
+
+
+# -- one record with the os and shutil patches (pfio.fs.made_directories) ---------------------
+
+
+@pytest.fixture
+def patched_os():
+    with pfio.patched("shutil"):
+        yield
+
+
+def test_a_directory_made_by_os_makedirs_is_one_to_the_bridge(bridge, s3, patched_os):
+    import os
+
+    os.makedirs(f"s3://{s3[10:]}/logs/version_0")
+    assert bridge.isdir(f"{s3}/logs/version_0") and bridge.isdir(f"{s3}/logs")
+    assert bridge.ls(f"{s3}/logs", detail=False) == [f"{s3[7:]}/logs/version_0"]
+
+
+def test_a_directory_made_through_the_bridge_is_one_to_os(bridge, s3, patched_os):
+    import os
+
+    bridge.makedirs(f"{s3}/ckpt/epoch_1")
+    url = f"s3://{s3[10:]}/ckpt"
+    assert os.path.isdir(f"{url}/epoch_1") and os.listdir(url) == ["epoch_1"]
+    with pytest.raises(FileExistsError):
+        os.mkdir(f"{url}/epoch_1")
+
+
+def test_a_removal_through_one_face_is_seen_by_the_other(bridge, s3, patched_os):
+    import os
+    import shutil
+
+    url = f"s3://{s3[10:]}"
+    os.makedirs(f"{url}/by_os")
+    bridge.makedirs(f"{s3}/by_bridge")
+    bridge.rm(f"{s3}/by_os", recursive=True)
+    shutil.rmtree(f"{url}/by_bridge")
+    assert not os.path.exists(f"{url}/by_os") and not bridge.exists(f"{s3}/by_bridge")
+
+
+def test_one_directory_in_every_spelling(bridge, s3, patched_os):
+    import os
+
+    os.mkdir(f"s3://{s3[10:]}/x/../spelt/")
+    assert bridge.isdir(f"{s3}/spelt/") and bridge.isdir(f"{s3}/spelt")

@@ -177,3 +177,17 @@ def test_rename_of_made_directories_moves_those_below(url):
     os.makedirs(f"{url}/a/b")
     os.rename(f"{url}/a", f"{url}/c")
     assert os.path.isdir(f"{url}/c/b") and not os.path.exists(f"{url}/a/b")
+
+
+def test_a_made_directory_is_listed_in_its_parent(url, remote):
+    _put(remote[1], "run/metrics.csv")
+    os.makedirs(f"{url}/run/logs/version_0")
+    assert sorted(os.listdir(f"{url}/run")) == ["logs", "metrics.csv"]
+    assert [e.name for e in os.scandir(f"{url}/run/logs") if e.is_dir()] == ["version_0"]
+
+
+def test_rename_of_a_full_directory_keeps_the_empty_ones_made_below(url, remote):
+    _put(remote[1], "a/x")
+    os.makedirs(f"{url}/a/empty")
+    os.rename(f"{url}/a", f"{url}/b")
+    assert os.path.isdir(f"{url}/b/empty") and not os.path.exists(f"{url}/a/empty")

@@ -8,8 +8,9 @@ Every call goes to the pfio filesystem at the top of the path's bucket, store or
 directory (one per scheme and netloc, kept by the instance), so directories are created,
 listed and removed at every level whatever exists yet.
 
-On stores that keep no directories (S3) a directory made through the bridge is one for the
-rest of the process (see :mod:`.directories`), and a file opened to append is rewritten
+On stores that keep no directories (S3) a directory made through the bridge (or through
+the ``os`` patches) is one for the rest of the process (see :mod:`pfio.fs.made_directories`),
+and a file opened to append is rewritten
 whole (see :mod:`.appends`), so code written for local disk (Lightning's loggers) runs as it
 does there.
 """
@@ -30,11 +31,12 @@ from fsspec.spec import AbstractFileSystem
 
 from ..._uri import parse_uri, split_container_path
 from ...api import from_url
+from ...fs import made_directories
 from ...fs.base import FS, _has_magic
 from ...fs.positional import PositionalReader
 from ...fs.stat import FileStat, with_implied_directories
 from ...trace.redact import redact
-from . import appends, directories, tensorboard
+from . import appends, tensorboard
 
 #: keyword arguments of fsspec's ``open`` that pfio's ``FS.open`` takes as they are
 _OPEN_KWARGS = ("encoding", "errors", "newline", "compresslevel")
@@ -113,20 +115,17 @@ class PfioFileSystem(AbstractFileSystem):
         url = self._url(path)
         with self.target(path) as (fs, name):
             try:
-                entries = [_entry(posixpath.join(path, st.filename.rstrip("/")), st)
-                           for st in fs.list(name, detail=True)]
+                listing = list(fs.list(name, detail=True))
             except NotADirectoryError:
-                entries = [_entry(path, fs.stat(name))]
+                entry = _entry(path, fs.stat(name))
+                return [entry] if detail else [entry["name"]]
             except FileNotFoundError:
-                if not directories.made(url):
+                if not made_directories.made(url):
                     raise
-                entries = []
-        listed = {e["name"] for e in entries}
-        for child in directories.children(url):
-            full = posixpath.join(path, child)
-            if full not in listed:
-                entries.append(_entry(full, FileStat.directory(full)))
-        entries.sort(key=lambda e: e["name"])
+                listing = []
+        entries = sorted((_entry(posixpath.join(path, st.filename.rstrip("/")), st)
+                          for st in made_directories.listed(url, listing)),
+                         key=lambda e: e["name"])
         return entries if detail else [e["name"] for e in entries]
 
     def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
@@ -137,7 +136,7 @@ class PfioFileSystem(AbstractFileSystem):
             try:
                 return _entry(path, fs.stat(name))
             except FileNotFoundError:
-                if not directories.made(self._url(path)):
+                if not made_directories.made(self._url(path)):
                     raise
                 return _entry(path, FileStat.directory(path))
 
@@ -165,7 +164,7 @@ class PfioFileSystem(AbstractFileSystem):
         return {n: found[n] for n in names} if detail else names
 
     def exists(self, path: str, **kwargs: Any) -> bool:
-        if directories.made(self._url(path)):
+        if made_directories.made(self._url(path)):
             return True
         with self.target(path) as (fs, name):
             return fs.exists(name)
@@ -173,7 +172,7 @@ class PfioFileSystem(AbstractFileSystem):
     def isdir(self, path: str) -> bool:
         """True for a directory, and for one made through the bridge in this process on a
         store that keeps no directories (S3), until it is removed through the bridge."""
-        if directories.made(self._url(path)):
+        if made_directories.made(self._url(path)):
             return True
         with self.target(path) as (fs, name):
             return fs.isdir(name)
@@ -222,7 +221,7 @@ class PfioFileSystem(AbstractFileSystem):
         if block_size and block_size > 1:
             options["buffering"] = block_size
         writing = any(c in mode for c in "wax")
-        if writing and directories.made(self._url(path)):
+        if writing and made_directories.made(self._url(path)):
             raise IsADirectoryError(errno.EISDIR, "is a directory", redact(path))
         if self.auto_mkdir and writing:
             self.makedirs(self._parent(path), exist_ok=True)
@@ -290,19 +289,14 @@ class PfioFileSystem(AbstractFileSystem):
                 fs.makedirs(name, exist_ok=True)
             else:
                 fs.mkdir(name)
-            self._remember(path, fs, name)
+        made_directories.note(self._url(path), fs, parents=create_parents)
 
     def makedirs(self, path: str, exist_ok: bool = False) -> None:
         """Create ``path`` and every missing level above it (see :meth:`isdir` for stores
         without directories)."""
         with self.target(path) as (fs, name):
             fs.makedirs(name, exist_ok=exist_ok)
-            self._remember(path, fs, name)
-
-    def _remember(self, path: str, fs: FS, name: str) -> None:
-        """Note ``path`` as a directory made here when ``fs`` kept none (S3)."""
-        if name and not fs.isdir(name):
-            directories.note(self._url(path))
+        made_directories.note(self._url(path), fs, parents=True)
 
     def rmdir(self, path: str) -> None:
         """Remove the empty directory ``path``."""
@@ -310,11 +304,11 @@ class PfioFileSystem(AbstractFileSystem):
         with self.target(path) as (fs, name):
             if fs.isdir(name):
                 fs.remove(name)
-            elif not directories.made(url):
+            elif not made_directories.made(url):
                 raise NotADirectoryError(errno.ENOTDIR, "not a directory", redact(path))
-            elif directories.children(url):
+            elif made_directories.children(url):
                 raise OSError(errno.ENOTEMPTY, "directory not empty", redact(path))
-        directories.forget(url)
+        made_directories.forget(url)
 
     def rm_file(self, path: str) -> None:
         with self.target(path) as (fs, name):
@@ -340,9 +334,9 @@ class PfioFileSystem(AbstractFileSystem):
                 try:
                     fs.remove(name, recursive=recursive)
                 except FileNotFoundError:
-                    if not directories.made(url):  # an empty directory made here: forgotten
+                    if not made_directories.made(url):  # an empty one made here: forgotten
                         raise
-            directories.forget(url)
+            made_directories.forget(url)
             removed.append(p)
 
     def mv(self, path1: Any, path2: Any, recursive: bool = False,
@@ -357,8 +351,9 @@ class PfioFileSystem(AbstractFileSystem):
                 self.makedirs(self._parent(path2), exist_ok=True)
             with self.target(path1) as (fs, name1), self.target(path2) as (_, name2):
                 try:
-                    fs.rename(name1, name2)
-                    directories.forget(self._url(path1))
+                    if not made_directories.made(self._url(path1)) or fs.exists(name1):
+                        fs.rename(name1, name2)
+                    made_directories.move(self._url(path1), self._url(path2))
                     return
                 except IsADirectoryError:
                     pass  # S3 prefixes do not rename: copy and remove them
