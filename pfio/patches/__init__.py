@@ -24,7 +24,8 @@ protocol; the writers ``to_csv``, ``to_json``, ``to_pickle``, ``to_parquet``, ``
 ``read``, ``write``, ``info``), ``chainer`` and ``pytorch_pfn_extras`` (their snapshot
 extensions, see :mod:`pfio.patches.snapshots`).
 An ``os.PathLike`` whose path is a URL (an entry of the patched ``os.scandir``) is taken as
-the URL. A dataset class written for local disk (``os.scandir`` of a root,
+the URL, wherever the patched call takes its path (``torch.save(obj, path)``,
+``np.save(file=path)``). A dataset class written for local disk (``os.scandir`` of a root,
 ``os.walk`` of class folders, ``PIL.Image.open`` of files) thus runs unchanged on
 ``s3://b/train``, ``s3://b/train.zip`` or ``mem://store``. Patches apply whether the library
 is imported before or after ``patch_all()``; patching twice is harmless; ``unpatch_all``

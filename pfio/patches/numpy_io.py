@@ -44,15 +44,15 @@ def _path_argument(args: tuple, kwargs: dict, name: str) -> tuple[Any, tuple, di
 
 
 def _load(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    if not (args and is_remote(args[0])):
+    url, rest, others = _path_argument(args, kwargs, "file")
+    if not is_remote(url):
         return wrapped(*args, **kwargs)
-    url, rest = args[0], args[1:]
-    if (rest[0] if rest else kwargs.get("mmap_mode")) is not None:
+    if (rest[0] if rest else others.get("mmap_mode")) is not None:
         with local_copy(url) as path:
-            return wrapped(path, *rest, **kwargs)
+            return wrapped(path, *rest, **others)
     f = open_for_reading(url)
     try:
-        result = wrapped(f, *rest, **kwargs)
+        result = wrapped(f, *rest, **others)
     except BaseException:
         f.close()
         raise
@@ -64,12 +64,13 @@ def _load(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
 
 
 def _save(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    if not (args and is_remote(args[0])):
+    url, rest, others = _path_argument(args, kwargs, "file")
+    if not is_remote(url):
         return wrapped(*args, **kwargs)
-    url = args[0] if args[0].endswith(".npy") else args[0] + ".npy"
+    url = url if url.endswith(".npy") else url + ".npy"
     note_written(url)
     with open_url(url, "wb") as f:
-        return wrapped(f, *args[1:], **kwargs)
+        return wrapped(f, *rest, **others)
 
 
 def _savez(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
@@ -103,11 +104,11 @@ def _loadtext(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
 
 
 define_target("numpy", [
-    PatchSpec("numpy", "load", _load),
-    PatchSpec("numpy", "save", _save),
-    PatchSpec("numpy", "savez", _savez),
-    PatchSpec("numpy", "savez_compressed", _savez),
-    PatchSpec("numpy", "savetxt", _savetxt),
-    PatchSpec("numpy", "loadtxt", _loadtext),
-    PatchSpec("numpy", "genfromtxt", _loadtext),
+    PatchSpec("numpy", "load", _load, path=(0, "file")),
+    PatchSpec("numpy", "save", _save, path=(0, "file")),
+    PatchSpec("numpy", "savez", _savez, path=(0, "file")),
+    PatchSpec("numpy", "savez_compressed", _savez, path=(0, "file")),
+    PatchSpec("numpy", "savetxt", _savetxt, path=(0, "fname")),
+    PatchSpec("numpy", "loadtxt", _loadtext, path=(0, "fname")),
+    PatchSpec("numpy", "genfromtxt", _loadtext, path=(0, "fname")),
 ])

@@ -70,5 +70,5 @@ def _reader(parameter: str) -> Any:
     return wrapper
 
 
-define_target("pandas", [PatchSpec("pandas", name, _reader(parameter))
+define_target("pandas", [PatchSpec("pandas", name, _reader(parameter), path=(0, parameter))
                          for name, parameter in READERS.items()])

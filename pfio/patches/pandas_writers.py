@@ -42,10 +42,15 @@ def _writer(parameter: str) -> Any:
     return wrapper
 
 
-define_target("pandas", [
-    PatchSpec("pandas", "to_csv", _writer("path_or_buf"), owner="core.generic.NDFrame"),
-    PatchSpec("pandas", "to_json", _writer("path_or_buf"), owner="core.generic.NDFrame"),
-    PatchSpec("pandas", "to_pickle", _writer("path"), owner="core.generic.NDFrame"),
-    PatchSpec("pandas", "to_parquet", _writer("path"), owner="core.frame.DataFrame"),
-    PatchSpec("pandas", "to_feather", _writer("path"), owner="core.frame.DataFrame"),
-])
+#: the writers: (name, owner, path parameter)
+WRITERS = [
+    ("to_csv", "core.generic.NDFrame", "path_or_buf"),
+    ("to_json", "core.generic.NDFrame", "path_or_buf"),
+    ("to_pickle", "core.generic.NDFrame", "path"),
+    ("to_parquet", "core.frame.DataFrame", "path"),
+    ("to_feather", "core.frame.DataFrame", "path"),
+]
+
+define_target("pandas", [PatchSpec("pandas", name, _writer(parameter), owner=owner,
+                                   path=(0, parameter))
+                         for name, owner, parameter in WRITERS])

@@ -55,8 +55,8 @@ def _saver(parameter: str) -> Any:
 
 
 define_target("torch", [
-    PatchSpec("torch", "load", _loader("f")),
-    PatchSpec("torch", "save", _saver("f")),
-    PatchSpec("torch", "load", _loader("f"), owner="jit"),
-    PatchSpec("torch", "save", _saver("f"), owner="jit"),
+    PatchSpec("torch", "load", _loader("f"), path=(0, "f")),
+    PatchSpec("torch", "save", _saver("f"), path=(1, "f")),
+    PatchSpec("torch", "load", _loader("f"), owner="jit", path=(0, "f")),
+    PatchSpec("torch", "save", _saver("f"), owner="jit", path=(1, "f")),
 ])

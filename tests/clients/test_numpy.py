@@ -2,10 +2,14 @@
 is a real ``NpzFile``), ``save``, ``savez``, ``savez_compressed``, ``loadtxt``,
 ``genfromtxt``, ``savetxt``."""
 
+import os
+
 import numpy as np
 import pytest
 
 import pfio
+
+from .path_like import PathLike
 
 
 def test_load_of_an_npz_is_an_npzfile(s3_url):
@@ -65,6 +69,19 @@ def test_paths_by_keyword(s3_url):
     np.savetxt(fname=f"{s3_url}/k.txt", X=np.ones(2))
     np.testing.assert_array_equal(np.loadtxt(fname=f"{s3_url}/k.txt"), np.ones(2))
     np.testing.assert_array_equal(np.load(f"{s3_url}/k.npz")["x"], np.arange(2))
+
+
+def test_path_objects_by_keyword(s3_url, tmp_path, monkeypatch):
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")  # a path object taken as local would land in ./s3:
+    np.save(file=PathLike(f"{s3_url}/p.npy"), arr=np.arange(3))
+    np.savez(file=PathLike(f"{s3_url}/p.npz"), x=np.arange(2))
+    np.savetxt(fname=PathLike(f"{s3_url}/p.txt"), X=np.ones(2))
+    np.testing.assert_array_equal(np.load(file=PathLike(f"{s3_url}/p.npy")), np.arange(3))
+    np.testing.assert_array_equal(np.loadtxt(fname=PathLike(f"{s3_url}/p.txt")), np.ones(2))
+    with np.load(file=PathLike(f"{s3_url}/p.npz")) as npz:
+        np.testing.assert_array_equal(npz["x"], np.arange(2))
+    assert os.listdir(tmp_path / "cwd") == []
 
 
 def test_loadtxt_of_a_missing_url_raises_file_not_found(s3_url):

@@ -11,15 +11,7 @@ import pytest
 
 import pfio
 
-
-class PathLike:
-    """A path object of the user's own, as pathlib-like libraries make."""
-
-    def __init__(self, path):
-        self.path = path
-
-    def __fspath__(self):
-        return self.path
+from .path_like import PathLike
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import io
+import os
 import tarfile
 import zipfile
 
@@ -17,6 +18,8 @@ fsspec = pytest.importorskip("fsspec")
 pytest.importorskip("pyarrow")
 
 import pfio  # noqa: E402
+
+from .path_like import PathLike  # noqa: E402
 
 FRAME = pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]})
 
@@ -135,6 +138,18 @@ def test_mem_urls_too():
     url = "mem://pandas-client/t.csv.gz"
     FRAME.to_csv(url, index=False)
     pd.testing.assert_frame_equal(pd.read_csv(url), FRAME)
+
+
+def test_path_objects_by_keyword(s3, tmp_path, monkeypatch):
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")  # a path object taken as local would land in ./s3:
+    FRAME.to_csv(path_or_buf=PathLike(f"{s3}/k.csv.gz"), index=False)
+    FRAME.to_parquet(path=PathLike(f"{s3}/k.parquet"))
+    assert stored(f"{s3}/k.csv.gz")[:2] == MAGIC["gz"]
+    pd.testing.assert_frame_equal(
+        pd.read_csv(filepath_or_buffer=PathLike(f"{s3}/k.csv.gz")), FRAME)
+    pd.testing.assert_frame_equal(pd.read_parquet(path=PathLike(f"{s3}/k.parquet")), FRAME)
+    assert os.listdir(tmp_path / "cwd") == []
 
 
 def test_a_missing_object_names_its_url(s3):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import os
 import zipfile
 
 import pytest
@@ -12,6 +13,8 @@ torch = pytest.importorskip("torch")
 
 import pfio  # noqa: E402
 from pfio.cache.object_cache import ObjectCache, set_default_object_cache  # noqa: E402
+
+from .path_like import PathLike  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -42,6 +45,16 @@ def test_save_and_load_a_state_dict(s3):
 def test_save_and_load_by_keyword(s3):
     torch.save(obj={"x": torch.arange(3)}, f=f"{s3}/kw.pt")
     assert torch.equal(torch.load(f=f"{s3}/kw.pt")["x"], torch.arange(3))
+
+
+def test_path_objects_in_the_second_position_and_by_keyword(s3, tmp_path, monkeypatch):
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")  # a path object taken as local would land in ./s3:
+    torch.save({"x": torch.arange(3)}, PathLike(f"{s3}/p.pt"))
+    torch.save(obj={"y": torch.arange(2)}, f=PathLike(f"{s3}/k.pt"))
+    assert torch.equal(torch.load(f=PathLike(f"{s3}/p.pt"))["x"], torch.arange(3))
+    assert torch.equal(torch.load(PathLike(f"{s3}/k.pt"))["y"], torch.arange(2))
+    assert pfio.from_url(s3).exists("p.pt") and os.listdir(tmp_path / "cwd") == []
 
 
 def test_load_with_mmap_maps_a_local_copy(s3):  # torch maps only file paths

@@ -160,7 +160,9 @@ ROWS = {
     ("os", "`open`, `os.*`, `os.path.*`, `shutil.*` with an `os.PathLike`"):
         ("works", [f"{OS_}::test_a_dir_entry_of_scandir_opens_and_stats",
                    f"{OS_}::test_path_like_urls_in_open_os_and_shutil",
-                   f"{OS_}::test_path_like_urls_in_library_calls"]),
+                   f"{OS_}::test_path_like_urls_in_library_calls",
+                   f"{T}::test_path_objects_in_the_second_position_and_by_keyword",
+                   f"{N}::test_path_objects_by_keyword", f"{PD}::test_path_objects_by_keyword"]),
     ("pathlib", '`pathlib.Path("s3://b/k")`'):
         ("refused", [f"{OS_}::test_pathlib_collapses_the_scheme_so_use_str_urls_or_pfio_path"]),
     ("subprocess", '`subprocess.run([sys.executable, "tool.py"])` from a patched script'):
