@@ -73,21 +73,21 @@ def _save(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         return wrapped(f, *rest, **others)
 
 
-def _savez(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    url, rest, others = _path_argument(args, kwargs, "file")
-    if not is_remote(url):
-        return wrapped(*args, **kwargs)
-    url = url if url.endswith(".npz") else url + ".npz"
-    with upload_on_success(url) as path:
-        return wrapped(path, *rest, **others)
+def _writer(parameter: str, extension: str = "") -> Any:
+    """The wrapper of a writer whose path is ``parameter`` (first positional, or by name):
+    it writes a local file uploaded when the call returns, to the URL with ``extension``
+    appended when it does not end with it (as NumPy does for paths)."""
 
+    def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        url, rest, others = _path_argument(args, kwargs, parameter)
+        if not is_remote(url):
+            return wrapped(*args, **kwargs)
+        if not url.endswith(extension):
+            url += extension
+        with upload_on_success(url) as path:
+            return wrapped(path, *rest, **others)
 
-def _savetxt(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    url, rest, others = _path_argument(args, kwargs, "fname")
-    if not is_remote(url):
-        return wrapped(*args, **kwargs)
-    with upload_on_success(url) as path:
-        return wrapped(path, *rest, **others)
+    return wrapper
 
 
 def _loadtext(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
@@ -106,9 +106,9 @@ def _loadtext(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
 define_target("numpy", [
     PatchSpec("numpy", "load", _load, path=(0, "file")),
     PatchSpec("numpy", "save", _save, path=(0, "file")),
-    PatchSpec("numpy", "savez", _savez, path=(0, "file")),
-    PatchSpec("numpy", "savez_compressed", _savez, path=(0, "file")),
-    PatchSpec("numpy", "savetxt", _savetxt, path=(0, "fname")),
+    PatchSpec("numpy", "savez", _writer("file", ".npz"), path=(0, "file")),
+    PatchSpec("numpy", "savez_compressed", _writer("file", ".npz"), path=(0, "file")),
+    PatchSpec("numpy", "savetxt", _writer("fname"), path=(0, "fname")),
     PatchSpec("numpy", "loadtxt", _loadtext, path=(0, "fname")),
     PatchSpec("numpy", "genfromtxt", _loadtext, path=(0, "fname")),
 ])

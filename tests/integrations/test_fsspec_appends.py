@@ -10,19 +10,6 @@ import pytest
 
 pytest.importorskip("fsspec")
 
-from pfio.integrations.fsspec import PfioFileSystem  # noqa: E402
-
-
-@pytest.fixture
-def bridge() -> PfioFileSystem:
-    return PfioFileSystem(skip_instance_cache=True)
-
-
-@pytest.fixture
-def s3(s3_env: str, s3_bucket: str) -> str:
-    """A fresh bucket, as an fsspec path."""
-    return f"pfio://s3/{s3_bucket}"
-
 
 def test_text_append_keeps_what_was_there(bridge, s3):
     bridge.pipe_file(f"{s3}/log.csv", b"a,b\r\n1,2\r\n")

@@ -11,17 +11,6 @@ import pfio  # noqa: E402
 from pfio.integrations.fsspec import PfioFileSystem  # noqa: E402
 
 
-@pytest.fixture
-def bridge() -> PfioFileSystem:
-    return PfioFileSystem(skip_instance_cache=True)
-
-
-@pytest.fixture
-def s3(s3_env: str, s3_bucket: str) -> str:
-    """A fresh bucket, as an fsspec path."""
-    return f"pfio://s3/{s3_bucket}"
-
-
 def test_a_made_directory_is_one(bridge, s3):
     bridge.makedirs(f"{s3}/logs/version_0", exist_ok=True)
     assert bridge.isdir(f"{s3}/logs/version_0")
