@@ -108,3 +108,31 @@ def test_patch_all_without_targets_patches_everything():
     assert patch_all() == sorted(["builtins", "os", "os.path", "glob", "cv2", "pandas", "PIL",
                                   "numpy", "torch", "h5py", "soundfile", "shutil", "chainer",
                                   "pytorch_pfn_extras"])
+
+
+class _PathLike:
+    def __init__(self, path):
+        self.path = path
+
+    def __fspath__(self):
+        return self.path
+
+
+def test_a_wrapper_sees_a_path_object_as_its_url_where_the_spec_puts_the_path():
+    from pfio.patches.machinery import PatchSpec
+
+    seen = []
+
+    def wrapper(wrapped, instance, args, kwargs):
+        seen.append((args, kwargs))
+        return wrapped(*args, **kwargs)
+
+    def save(obj, f=None):
+        return f
+
+    save_patched = PatchSpec("m", "save", wrapper, path=(1, "f")).patched(save)
+    local = _PathLike("/tmp/x")
+    assert save_patched(1, _PathLike("mem://s/a")) == "mem://s/a"
+    assert save_patched(obj=1, f=_PathLike("mem://s/b")) == "mem://s/b"
+    assert save_patched(_PathLike("mem://s/c"), local) is local  # not where the path is
+    assert seen[:2] == [((1, "mem://s/a"), {}), ((), {"obj": 1, "f": "mem://s/b"})]
