@@ -11,6 +11,9 @@
 4. ``h5py.File`` on ``s3://``: 100 random rows of 64 KiB of a 50 MiB dataset; the bytes the
    GETs moved against twice the bytes of the rows plus 1 MiB of metadata (target <= 1x: no
    spool of the whole file).
+5. ``open(url, "wb")`` of 32 MiB through the patch (a local spool uploaded on close, so that
+   the file has a descriptor) against ``pfio.open_url(url, "wb")`` streaming the same bytes
+   (wall time, best of alternating rounds; for information: what the spool costs).
 
 The timed rows measure both sides in alternating rounds and keep the best round of each;
 times are the CPU time of this process, so load from other processes does not count.
@@ -31,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 # the dataset class of the patch tests, written for local disk
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "patches"))
 
-from harness import Row, best_cpu_of, main  # noqa: E402
+from harness import Row, best_cpu_of, best_of, main  # noqa: E402
 
 import pfio  # noqa: E402
 
@@ -178,13 +181,35 @@ def _h5py_row(bucket: str, quick: bool) -> Row:
                higher_is_better=False, unit="MiB")
 
 
+def _spooled_write_row(bucket: str, quick: bool) -> Row:
+    data = os.urandom(32 << 20)
+
+    def streamed() -> None:
+        with pfio.open_url(f"{bucket}/streamed.bin", "wb") as f:
+            f.write(data)
+
+    def spooled() -> None:
+        with open(f"{bucket}/spooled.bin", "wb") as f:
+            f.write(data)
+
+    with pfio.patched("builtins"):
+        plain = patched = float("inf")
+        for _ in range(3 if quick else 7):
+            plain = min(plain, best_of(streamed, 1))
+            patched = min(patched, best_of(spooled, 1))
+    return Row("patches", "open(s3 url, 'wb') of 32 MiB through the patch, spooled (s)",
+               patched, "pfio.open_url streaming", plain, None, higher_is_better=False,
+               unit="s")
+
+
 def run(quick: bool) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="pfio-bench-patches-") as workdir:
         rows = [_open_row(workdir, quick)]
         with _s3(workdir) as bucket:
             rows += [_imread_row(workdir, bucket, quick),
                      _image_folder_row(workdir, bucket, quick),
-                     _h5py_row(bucket, quick)]
+                     _h5py_row(bucket, quick),
+                     _spooled_write_row(bucket, quick)]
         return rows
 
 

@@ -61,11 +61,10 @@ def _reapply_inherited_patches() -> None:
     """Processes started by spawn/forkserver inherit the parent's patches by environment."""
     import os
 
-    names = os.environ.get("PFIO_PATCHES")
-    if names:
-        from .patches import patch_all
+    if os.environ.get("PFIO_PATCHES"):
+        from .patches import reapply_inherited
 
-        patch_all([n for n in names.split(",") if n])
+        reapply_inherited()
 
 
 _reapply_inherited_patches()

@@ -339,3 +339,22 @@ def parent_directories(names: Iterable[str]) -> set[str]:
             dirs.add(parent)
             parent = posixpath.dirname(parent)
     return dirs
+
+
+def place(url: str) -> tuple[str, str]:
+    """``(top URL, name)``: the URL of the top of the filesystem that holds ``url`` (a
+    bucket, a ``mem://`` store, an HDFS namenode's ``/``, an archive) and ``url``'s path in
+    it. Two URLs are on one filesystem when their tops are equal.
+
+    >>> place("s3://b/out/a.png"), place("s3://b/train.zip/img/1.png")
+    (('s3://b/', 'out/a.png'), ('s3://b/train.zip', 'img/1.png'))
+    """
+    uri = parse_uri(url)
+    parent, name = uri.split()
+    _, containers, inner = split_container_path(parent.path)
+    if containers:
+        top = parent.path[:len(parent.path) - len(inner)].rstrip("/")
+    else:
+        top, inner = "/", parent.path
+    path = posixpath.normpath(posixpath.join("/", inner, name)).lstrip("/")
+    return str(uri.with_path(top)), path

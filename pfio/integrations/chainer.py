@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..api import from_url, open_url
+from ..patches.snapshots import natural_key
 from ..trace.redact import redact
 from .chainer_compat import import_chainer
 from .image_items import collect
@@ -92,7 +93,7 @@ class PfioSnapshotWriter(snapshot_writers.Writer):
             return
         pattern = _name_pattern(latest)
         with from_url(self.url) as fs:
-            names = sorted((n for n in fs.list() if pattern.match(n)), key=_natural)
+            names = sorted((n for n in fs.list() if pattern.match(n)), key=natural_key)
             for name in names[:-self.n_retains]:
                 fs.remove(name)
 
@@ -108,7 +109,7 @@ def autoload(target: Any, url: str, filename: str = "snapshot_iter_{.updater.ite
     pattern = _format_pattern(filename)
     try:
         with from_url(url) as fs:
-            names = sorted((n for n in fs.list() if pattern.match(n)), key=_natural)
+            names = sorted((n for n in fs.list() if pattern.match(n)), key=natural_key)
     except FileNotFoundError:
         return None
     if not names:
@@ -128,7 +129,3 @@ def _name_pattern(name: str) -> re.Pattern[str]:
     """Names like ``name`` but for its numbers (``snapshot_iter_100`` ~ ``snapshot_iter_7``)."""
     parts = re.split(r"\d+", name)
     return re.compile(r"\d+".join(re.escape(p) for p in parts) + "$")
-
-
-def _natural(name: str) -> list[Any]:
-    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]

@@ -9,15 +9,23 @@ and make, copy, rename and remove files and directories there::
     pfio.patch_all()
     img = cv2.imread("s3://bucket/train/0001.jpg")
 
-Targets: ``builtins`` (``open``/``io.open``), ``os`` (``stat``, ``listdir``, ``scandir``, and
-so ``walk``; ``remove``/``unlink``, ``rmdir``, ``mkdir``, ``makedirs``, ``rename``/``replace``
-and ``os.path.samefile``), ``os.path`` (``exists``, ``isfile``, ``isdir``, ``getsize``,
-``getmtime``), ``glob`` (``glob``, ``iglob``), ``shutil`` (``copyfile``, ``copy``, ``copy2``,
-``copytree``, ``rmtree``, ``move``; it brings ``builtins``, ``os`` and ``os.path`` with it,
-see :data:`REQUIRES`), ``cv2``, ``pandas`` (HDF5, and the writers ``to_csv``, ``to_json``,
-``to_pickle``, ``to_parquet``, ``to_feather``), ``PIL`` (``Image.open``, ``Image.save``),
-``numpy``, ``torch``, ``h5py`` (``File``), ``soundfile`` (``SoundFile``, and so ``read``,
-``write``, ``info``). A dataset class written for local disk (``os.scandir`` of a root,
+Targets: ``builtins`` (``open``/``io.open``, and the copies of ``open`` that ``tarfile`` and
+``bz2`` keep, so ``tarfile``, ``gzip``, ``bz2``, ``lzma`` and ``zipfile`` open URLs),
+``os`` (``stat``, ``lstat``, ``access``, ``listdir``, ``scandir``, and so ``walk``;
+``remove``/``unlink``, ``rmdir``, ``mkdir``, ``makedirs``, ``rename``/``replace`` and
+``os.path.samefile``), ``os.path`` (``exists``, ``lexists``, ``isfile``, ``isdir``,
+``islink``, ``getsize``, ``getmtime``, ``abspath``), ``glob`` (``glob``, ``iglob``),
+``shutil`` (``copyfile``, ``copy``, ``copy2``, ``copytree``, ``rmtree``, ``move``; it brings
+``builtins``, ``os`` and ``os.path`` with it, see :data:`REQUIRES`), ``cv2``, ``pandas``
+(HDF5; the readers ``read_csv``, ``read_json``, ``read_parquet``, ... through pfio's fsspec
+protocol; the writers ``to_csv``, ``to_json``, ``to_pickle``, ``to_parquet``, ``to_feather``),
+``PIL`` (``Image.open``, ``Image.save``), ``numpy``, ``torch`` (``load``, ``save``,
+``jit.load``, ``jit.save``), ``h5py`` (``File``), ``soundfile`` (``SoundFile``, and so
+``read``, ``write``, ``info``), ``chainer`` and ``pytorch_pfn_extras`` (their snapshot
+extensions, see :mod:`pfio.patches.snapshots`).
+An ``os.PathLike`` whose path is a URL (an entry of the patched ``os.scandir``) is taken as
+the URL, wherever the patched call takes its path (``torch.save(obj, path)``,
+``np.save(file=path)``). A dataset class written for local disk (``os.scandir`` of a root,
 ``os.walk`` of class folders, ``PIL.Image.open`` of files) thus runs unchanged on
 ``s3://b/train``, ``s3://b/train.zip`` or ``mem://store``. Patches apply whether the library
 is imported before or after ``patch_all()``; patching twice is harmless; ``unpatch_all``
@@ -31,7 +39,10 @@ soundfile) are read through the default object cache, so a second epoch reads lo
 Processes started by spawn or forkserver (DataLoader workers) re-apply the parent's patches
 at startup, whatever their modules import: the parent exports them in the ``PFIO_PATCHES``
 environment variable, and the ``pfio-patches.pth`` startup hook installed with pfio applies
-them in every Python process that has it set (it costs nothing when unset). A forkserver
+them in the processes that ``multiprocessing`` starts by spawn and in its forkserver (it
+costs a dictionary lookup when the variable is unset). Other Python processes, such as a
+tool the script runs with ``subprocess``, ignore the variable and start unpatched: they
+call ``pfio.patch_all()`` themselves if they want patches. A forkserver
 keeps the environment of its start, so call ``patch_all()`` before the first DataLoader or
 Pool that uses one (pfio logs a warning otherwise).
 
@@ -44,6 +55,7 @@ validation policy.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterable, Iterator
 
 from . import locate, machinery
@@ -56,12 +68,15 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "glob": ("pfio.patches.glob_patterns",),
     "shutil": ("pfio.patches.shutil_ops",),
     "cv2": ("pfio.patches.opencv",),
-    "pandas": ("pfio.patches.pandas_hdf", "pfio.patches.pandas_writers"),
+    "pandas": ("pfio.patches.pandas_hdf", "pfio.patches.pandas_readers",
+               "pfio.patches.pandas_writers"),
     "PIL": ("pfio.patches.pillow", "pfio.patches.pillow_save"),
     "numpy": ("pfio.patches.numpy_io",),
     "torch": ("pfio.patches.torch_io",),
     "h5py": ("pfio.patches.h5py_file",),
     "soundfile": ("pfio.patches.soundfile_io",),
+    "chainer": ("pfio.patches.snapshots",),
+    "pytorch_pfn_extras": ("pfio.patches.snapshots",),
 }
 
 #: targets that patching a target brings with it: ``shutil`` works through the patched
@@ -69,6 +84,8 @@ TARGETS: dict[str, tuple[str, ...]] = {
 #: ``shutil.move`` renames with ``os.rename``, ...)
 REQUIRES: dict[str, tuple[str, ...]] = {
     "shutil": ("builtins", "os", "os.path"),
+    "chainer": ("builtins", "os", "os.path", "shutil"),
+    "pytorch_pfn_extras": ("builtins", "os", "os.path", "shutil"),
 }
 
 
@@ -123,6 +140,17 @@ def patched(targets: Iterable[str] | str | None = None, *,
         locate.set_cache(cached_before)
 
 
+def reapply_inherited() -> list[str]:
+    """Apply the targets that ``PFIO_PATCHES`` names when this process inherits them: when
+    ``multiprocessing`` started it by spawn, or it is the forkserver (see
+    :func:`~.machinery.started_by_multiprocessing`); return the targets applied (none
+    otherwise). ``import pfio`` calls it."""
+    names = [n for n in os.environ.get(machinery.ENV_VAR, "").split(",") if n]
+    if not names or not machinery.started_by_multiprocessing():
+        return []
+    return patch_all(names)
+
+
 def active_patches() -> list[str]:
     """The targets patched now."""
     return machinery.active_targets()
@@ -134,4 +162,4 @@ def patched_functions() -> list[str]:
 
 
 __all__ = ["REQUIRES", "TARGETS", "active_patches", "patch_all", "patched", "patched_functions",
-           "unpatch_all"]
+           "reapply_inherited", "unpatch_all"]

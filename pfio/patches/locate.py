@@ -13,13 +13,14 @@ the next epoch reads local disk.
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 from typing import IO
 
 from .._uri import container_kind, parse_uri, split_container_path
 from ..api import from_url
-from ..fs import resolver
+from ..fs import made_directories, resolver
 from ..fs.base import FS
 from ..fs.stat import FileStat
 
@@ -95,27 +96,58 @@ def forget(url: str) -> None:
 
 
 def stat_url(url: str) -> FileStat:
-    """The :class:`FileStat` of ``url`` (a root is a directory).
+    """The :class:`FileStat` of ``url`` (a root is a directory; so is a directory this
+    process made on a filesystem without directories, see :mod:`pfio.fs.made_directories`).
 
     Raises:
         FileNotFoundError: nothing exists at ``url``.
     """
     parent, name = split_url(url)
-    return directory(parent).stat(name)
+    try:
+        return directory(parent).stat(name)
+    except FileNotFoundError:
+        if made_directories.made(url):
+            return FileStat.directory(name)
+        raise
+
+
+def refuse_directory_name(url: str, writing: bool) -> None:
+    """Raise what local disk raises when a file is opened by a name that ends with ``/``
+    (call it for such a ``url``, which always names a directory, never the file without the
+    ``/``): ``NotADirectoryError`` when a file is there, ``IsADirectoryError`` for a
+    directory or, when ``writing``, for nothing; ``FileNotFoundError`` when reading nothing.
+    """
+    try:
+        is_dir = stat_url(url).isdir()
+    except FileNotFoundError:
+        if not writing:
+            raise
+        is_dir = True
+    if is_dir:
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), url)
+    raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), url)
 
 
 def list_directory(url: str) -> list[FileStat]:
     """The entries of the directory ``url`` (an archive's included), as ``FS.list`` with
-    ``detail=True`` gives them.
+    ``detail=True`` gives them, and the directories this process made below it on a
+    filesystem without directories (see :mod:`pfio.fs.made_directories`).
 
     Raises:
         FileNotFoundError: nothing exists at ``url`` (a root lists empty instead).
         NotADirectoryError: ``url`` names a file.
     """
     parent, name = split_url(url)
-    if not name or container_kind(name):
-        return list(directory(url).list("", detail=True))
-    return list(directory(parent).list(name, detail=True))
+    try:
+        if not name or container_kind(name):
+            entries = list(directory(url).list("", detail=True))
+        else:
+            entries = list(directory(parent).list(name, detail=True))
+    except FileNotFoundError:
+        if not made_directories.made(url):
+            raise
+        entries = []
+    return made_directories.listed(url, entries)
 
 
 #: what the opening read of a file opened for a library's random access takes (on S3: one

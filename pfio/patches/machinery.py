@@ -24,8 +24,27 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 #: environment variable through which processes started by spawn or forkserver learn the
-#: active targets (``import pfio`` re-applies them)
+#: active targets (``import pfio`` re-applies them, in such processes only: see
+#: :func:`started_by_multiprocessing`)
 ENV_VAR = "PFIO_PATCHES"
+
+#: how the command line of a process that ``multiprocessing`` started by spawn, or of its
+#: forkserver, is recognised (``--multiprocessing-fork`` is spawn's last argument; the
+#: forkserver runs ``-c "from multiprocessing.forkserver import main; ..."``); the startup
+#: hook ``pfio-patches.pth`` checks the same two marks
+SPAWN_MARK = "--multiprocessing-fork"
+FORKSERVER_MARK = "from multiprocessing.forkserver import"
+
+
+def started_by_multiprocessing() -> bool:
+    """True in a process that ``multiprocessing`` started by spawn, and in its forkserver
+    (whose forked children, DataLoader workers, keep what it applied): the processes that
+    inherit the parent's patches through :data:`ENV_VAR`. Any other Python process started
+    with the variable set (a ``subprocess.run([sys.executable, "tool.py"])`` of a patched
+    script, or of one of its workers) ignores it."""
+    return any(arg == SPAWN_MARK or arg.startswith(FORKSERVER_MARK)
+               for arg in getattr(sys, "orig_argv", ()))
+
 
 Wrapper = Callable[[Callable[..., Any], Any, tuple, dict], Any]
 
@@ -35,13 +54,19 @@ class PatchSpec:
     """Wrap ``module.owner.name`` (``owner`` is a dotted path inside the module, or empty)
     with ``wrapper`` (a wrapt wrapper function), or replace it with ``replace(original)``:
     a plain function costs less on every call than a wrapt wrapper (0.1 us against 0.4 us),
-    which counts for ``builtins.open``, called all over a process."""
+    which counts for ``builtins.open``, called all over a process.
+
+    ``path`` is where the wrapped function takes its path: ``(position, keyword)``, the
+    first positional argument by default (``torch.save``'s is ``(1, "f")``). The wrapper
+    sees an ``os.PathLike`` naming a URL there, given by position or by keyword, as the URL
+    string."""
 
     module: str
     name: str
     wrapper: Wrapper | None = None
     owner: str = ""
     replace: Callable[[Any], Any] | None = None
+    path: tuple[int, str] = (0, "")
 
     def __post_init__(self) -> None:
         if (self.wrapper is None) == (self.replace is None):
@@ -54,7 +79,28 @@ class PatchSpec:
 
         if self.replace is not None:
             return self.replace(original)
-        return wrapt.FunctionWrapper(original, self.wrapper)
+        return wrapt.FunctionWrapper(original, _url_as_str(self.wrapper, *self.path))
+
+
+def _url_as_str(wrapper: Wrapper, position: int, keyword: str) -> Wrapper:
+    """``wrapper`` seeing the path argument (at ``position``, or by ``keyword``) that is an
+    ``os.PathLike`` naming a URL (an entry of the patched ``os.scandir``, a path object of
+    another library) as the URL string, as wrappers test for."""
+    from .targets import remote_path
+
+    def wrap(wrapped: Callable[..., Any], instance: Any, args: tuple, kwargs: dict) -> Any:
+        if len(args) > position:
+            if type(args[position]) is not str:
+                url = remote_path(args[position])
+                if url is not None:
+                    args = (*args[:position], url, *args[position + 1:])
+        elif keyword and type(kwargs.get(keyword, "")) is not str:
+            url = remote_path(kwargs[keyword])
+            if url is not None:
+                kwargs = {**kwargs, keyword: url}
+        return wrapper(wrapped, instance, args, kwargs)
+
+    return wrap
 
 
 class _Installed:

@@ -1,4 +1,7 @@
-"""``os.stat``, ``os.listdir``, ``os.scandir`` and ``os.walk`` accept remote URIs.
+"""``os.stat``, ``os.lstat``, ``os.access``, ``os.listdir``, ``os.scandir`` and ``os.walk``
+accept remote URIs (``lstat`` is ``stat``: remote filesystems have no symbolic links;
+``access`` is true for an existing file, but not for ``X_OK``, nor ``W_OK`` inside an
+archive, and for an existing directory).
 
 A dataset class written for local disk lists its root with these; on a URL they list the
 remote directory (an S3 prefix, a bucket root, a ``mem://`` store, a directory inside an
@@ -19,6 +22,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+from .._uri import parse_uri, split_container_path
 from ..fs.stat import FileStat
 from .locate import list_directory, stat_url
 from .machinery import PatchSpec, define_target
@@ -127,8 +131,23 @@ def _stat(url: str, *, dir_fd: Any = None, follow_symlinks: bool = True) -> os.s
     return stat_result(stat_url(url))
 
 
+def _access(url: str, mode: int, *, dir_fd: Any = None, effective_ids: bool = False,
+            follow_symlinks: bool = True) -> bool:
+    """Whether ``url`` exists and allows ``mode``: a file is readable and writable (not
+    inside an archive, which is read-only), a directory searchable too."""
+    try:
+        st = stat_url(url)
+    except (FileNotFoundError, NotADirectoryError, PermissionError, ValueError):
+        return False
+    if mode & os.W_OK and split_container_path(parse_uri(url).path)[1]:
+        return False
+    return not (mode & os.X_OK and not st.isdir())
+
+
 define_target("os", [
     PatchSpec("os", "stat", replace=divert(_stat)),
+    PatchSpec("os", "lstat", replace=divert(_stat)),
+    PatchSpec("os", "access", replace=divert(_access)),
     PatchSpec("os", "listdir", replace=divert(_listdir)),
     PatchSpec("os", "scandir", replace=divert(_scandir)),
 ])

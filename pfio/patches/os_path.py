@@ -1,4 +1,8 @@
-"""``os.path.exists``, ``isfile``, ``isdir``, ``getsize`` and ``getmtime`` accept remote URIs.
+"""``os.path.exists``, ``lexists``, ``isfile``, ``isdir``, ``islink``, ``getsize`` and
+``getmtime`` accept remote URIs (``lexists`` is ``exists`` and ``islink`` is False: remote
+filesystems have no symbolic links). ``abspath`` of a URL is the URL (it is absolute; the
+original would put it under the working directory, as ``tempfile.mkdtemp(dir=url)`` of
+Python 3.12 and later does with what it returns).
 
 Path-only code often checks a file before opening it; these answer from the remote filesystem
 (one ``stat``) with the semantics of ``os.path``: ``exists``/``isfile``/``isdir`` return False
@@ -39,8 +43,19 @@ def _field(name: str) -> Callable[[str], Any]:
     return remote
 
 
+def _never(url: str) -> bool:
+    return False
+
+
+def _itself(url: str) -> str:
+    return url
+
+
 define_target("os.path", [
     PatchSpec("os.path", "exists", replace=divert(_predicate(lambda st: True))),
+    PatchSpec("os.path", "lexists", replace=divert(_predicate(lambda st: True))),
+    PatchSpec("os.path", "islink", replace=divert(_never)),
+    PatchSpec("os.path", "abspath", replace=divert(_itself)),
     PatchSpec("os.path", "isfile", replace=divert(_predicate(lambda st: not st.isdir()))),
     PatchSpec("os.path", "isdir", replace=divert(_predicate(FileStat.isdir))),
     PatchSpec("os.path", "getsize", replace=divert(_field("size"))),

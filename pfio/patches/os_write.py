@@ -21,11 +21,18 @@ with the errors of ``os``:
 
 Where the backend has no such thing, the call does what the backend can: S3 has no
 directories (a prefix exists while an object is under it), so ``mkdir``/``makedirs`` of a
-new prefix create nothing, ``makedirs`` of a missing parent does not fail, and an empty
-"directory" made this way is not seen by ``os.path.isdir`` until something is written in
-it. Archives (``s3://b/x.zip/member``) are read-only: changing them raises
-``io.UnsupportedOperation``. ``file://`` URLs are handed to the original functions as local
-paths; ``dir_fd`` arguments are ignored for URLs.
+new prefix create nothing on the server and ``makedirs`` of a missing parent does not fail;
+this process remembers the directories it made there (in :mod:`pfio.fs.made_directories`,
+shared with the fsspec bridge), which are directories to its patches until it removes them
+(``os.path.isdir`` is true, ``os.listdir`` lists them empty and in their parent,
+``mkdir`` again raises ``FileExistsError``), and removing one whose last file moved out
+(``rmdir``, ``shutil.rmtree``) succeeds: the pattern ``tempfile.mkdtemp(dir=url)``, write,
+move the file out, ``shutil.rmtree`` works as on local disk. Other processes see such a
+directory once something is written in it. A name ending with ``/`` names a directory:
+renaming a file to it raises ``IsADirectoryError`` (or ``NotADirectoryError`` when a file
+has that name without the ``/``), as on local disk. Archives (``s3://b/x.zip/member``) are
+read-only: changing them raises ``io.UnsupportedOperation``. ``file://`` URLs are handed
+to the original functions as local paths; ``dir_fd`` arguments are ignored for URLs.
 
 A path removed or renamed through these is fetched anew by the next spooled read of it in
 the process (as a path written through a patch is), whatever the object cache's validation
@@ -36,34 +43,15 @@ from __future__ import annotations
 
 import errno
 import os
-import posixpath
 from collections.abc import Callable
 from typing import Any
 
-from .._uri import parse_uri, split_container_path
+from .._uri import place
+from ..fs import made_directories
 from ..fs.base import FS
-from .locate import directory, stat_url
+from .locate import directory, refuse_directory_name, stat_url
 from .machinery import PatchSpec, define_target
 from .targets import divert, is_remote, note_written
-
-
-def place(url: str) -> tuple[str, str]:
-    """``(top URL, name)``: the URL of the top of the filesystem that holds ``url`` (a
-    bucket, a ``mem://`` store, an HDFS namenode's ``/``, an archive) and ``url``'s path in
-    it. Two URLs are on one filesystem when their tops are equal.
-
-    >>> place("s3://b/out/a.png"), place("s3://b/train.zip/img/1.png")
-    (('s3://b/', 'out/a.png'), ('s3://b/train.zip', 'img/1.png'))
-    """
-    uri = parse_uri(url)
-    parent, name = uri.split()
-    _, containers, inner = split_container_path(parent.path)
-    if containers:
-        top = parent.path[:len(parent.path) - len(inner)].rstrip("/")
-    else:
-        top, inner = "/", parent.path
-    path = posixpath.normpath(posixpath.join("/", inner, name)).lstrip("/")
-    return str(uri.with_path(top)), path
 
 
 def filesystem(url: str) -> tuple[FS, str]:
@@ -73,10 +61,37 @@ def filesystem(url: str) -> tuple[FS, str]:
     return directory(top), path
 
 
-def is_directory(fs: FS, path: str) -> bool:
-    """Whether ``path`` is a directory (a root is); raises ``FileNotFoundError`` when
-    nothing is there."""
-    return not path or fs.stat(path).isdir()
+def is_directory(fs: FS, path: str, url: str | None = None) -> bool:
+    """Whether ``path`` is a directory (a root is; so is ``url``, the URL of ``path``, when
+    this process made it on a filesystem without directories: see
+    :mod:`pfio.fs.made_directories`); raises ``FileNotFoundError`` when nothing is there."""
+    try:
+        return not path or fs.stat(path).isdir()
+    except FileNotFoundError:
+        if url is not None and made_directories.made(url):
+            return True
+        raise
+
+
+def is_directory_or_none(fs: FS, path: str, url: str) -> bool:
+    """:func:`is_directory`, False where nothing is."""
+    try:
+        return is_directory(fs, path, url)
+    except FileNotFoundError:
+        return False
+
+
+def vanished(fs: FS, path: str, url: str) -> bool:
+    """True when ``url`` is a directory this process made on a filesystem without
+    directories and nothing is under it (any more): removing it is forgetting it."""
+    if not made_directories.made(url):
+        return False
+    try:
+        fs.stat(path)
+    except FileNotFoundError:
+        made_directories.forget(url)
+        return True
+    return False
 
 
 def refuse_root(path: str, url: str) -> None:
@@ -100,7 +115,7 @@ def note_changed(fs: FS, path: str, is_dir: bool, *urls: str) -> None:
 
 def _remove(original: Callable[..., Any], url: str, *, dir_fd: Any = None) -> None:
     fs, path = filesystem(url)
-    if is_directory(fs, path):
+    if is_directory(fs, path, url):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), url)
     fs.remove(path)
     note_written(url)
@@ -109,9 +124,12 @@ def _remove(original: Callable[..., Any], url: str, *, dir_fd: Any = None) -> No
 def _rmdir(original: Callable[..., Any], url: str, *, dir_fd: Any = None) -> None:
     fs, path = filesystem(url)
     refuse_root(path, url)
+    if vanished(fs, path, url):
+        return
     if not is_directory(fs, path):
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), url)
     fs.remove(path)  # OSError(ENOTEMPTY) from the backend when something is in it
+    made_directories.forget(url)
     note_written(url)
 
 
@@ -119,7 +137,7 @@ def _refuse_existing(fs: FS, path: str, url: str, exist_ok: bool) -> bool:
     """True when ``path`` is a directory and ``exist_ok``; raises ``FileExistsError`` when
     something else exists there; False when nothing does."""
     try:
-        is_dir = is_directory(fs, path)
+        is_dir = is_directory(fs, path, url)
     except FileNotFoundError:
         return False
     if exist_ok and is_dir:
@@ -132,6 +150,7 @@ def _mkdir(original: Callable[..., Any], url: str, mode: int = 0o777, *,
     fs, path = filesystem(url)
     _refuse_existing(fs, path, url, exist_ok=False)
     fs.mkdir(path, mode)
+    made_directories.note(url, fs)
 
 
 def _makedirs(original: Callable[..., Any], url: str, mode: int = 0o777,
@@ -139,6 +158,7 @@ def _makedirs(original: Callable[..., Any], url: str, mode: int = 0o777,
     fs, path = filesystem(url)
     if not _refuse_existing(fs, path, url, exist_ok):
         fs.makedirs(path, mode, exist_ok=exist_ok)
+        made_directories.note(url, fs, parents=True)
 
 
 def _rename(original: Callable[..., Any], src: str, dst: str, *, src_dir_fd: Any = None,
@@ -150,11 +170,32 @@ def _rename(original: Callable[..., Any], src: str, dst: str, *, src_dir_fd: Any
         raise _cross_device(src, dst)
     fs = directory(src_top)
     refuse_root(src_path, src)
-    is_dir = is_directory(fs, src_path)
-    if not is_dir and fs.isdir(dst_path):
+    if made_directories.made(src) and not fs.exists(src_path):  # an empty one made here
+        _refuse_occupied(fs, dst_path, dst)
+        made_directories.move(src, dst)
+        return
+    is_dir = is_directory(fs, src_path, src)
+    if not is_dir and dst.endswith("/"):
+        refuse_directory_name(dst, writing=True)  # a file is not renamed to a directory
+    if not is_dir and is_directory_or_none(fs, dst_path, dst):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), dst)
     note_changed(fs, src_path, is_dir, src, dst)
     fs.rename(src_path, dst_path)
+    if is_dir:
+        made_directories.move(src, dst)
+
+
+def _refuse_occupied(fs: FS, path: str, url: str) -> None:
+    """Raise what ``os.rename`` of a directory onto ``url`` raises when a file
+    (``NotADirectoryError``) or a directory with something in it (``ENOTEMPTY``) is there."""
+    try:
+        is_dir = is_directory(fs, path, url)
+    except FileNotFoundError:
+        return
+    if not is_dir:
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), url)
+    if fs.exists(path):  # a prefix on S3 exists only through what is in it
+        raise OSError(errno.ENOTEMPTY, os.strerror(errno.ENOTEMPTY), url)
 
 
 def _cross_device(src: Any, dst: Any) -> OSError:
@@ -181,4 +222,4 @@ define_target("os", [
     PatchSpec("os.path", "samefile", replace=divert(_samefile, paths=2, with_original=True)),
 ])
 
-__all__ = ["filesystem", "is_directory", "note_changed", "place", "refuse_root"]
+__all__ = ["filesystem", "is_directory", "note_changed", "refuse_root", "vanished"]

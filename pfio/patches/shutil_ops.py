@@ -33,10 +33,11 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..fs import made_directories
 from .locate import stat_url
 from .machinery import PatchSpec, define_target
 from .os_dirs import stat_result
-from .os_write import filesystem, is_directory, note_changed, refuse_root
+from .os_write import filesystem, is_directory, note_changed, refuse_root, vanished
 from .targets import divert, is_remote
 
 
@@ -90,11 +91,14 @@ def _rmtree(original: Callable[..., Any], url: str, ignore_errors: bool = False,
     try:
         fs, path = filesystem(url)
         refuse_root(path, url)
+        if vanished(fs, path, url):
+            return
         if not is_directory(fs, path):
             raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), url)
         note_changed(fs, path, True, url)
         step = os.rmdir
         fs.remove(path, recursive=True)
+        made_directories.forget(url)
     except OSError as exc:
         if ignore_errors:
             return

@@ -20,7 +20,7 @@ from typing import Any
 from .. import config, registry
 from .._uri import _SCHEME_RE, parse_uri
 from ..api import open_url
-from .locate import forget
+from .locate import forget, refuse_directory_name
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +55,8 @@ def divert(remote: Callable[..., Any], *, paths: int = 1,
     """A ``replace`` of :class:`~.machinery.PatchSpec` for functions whose leading
     positional arguments are paths: the plain function it makes of ``original`` calls
     ``remote(*args, **kwargs)`` when one of the first ``paths`` (1 or 2) positional
-    arguments is a URL, and ``original`` for anything else at the cost of one Python call
+    arguments is a URL (or an ``os.PathLike`` of one, handed on as the URL string: see
+    :func:`remote_path`), and ``original`` for anything else at the cost of one Python call
     (for functions that local code calls all the time, like ``os.stat``).
 
     With ``with_original`` the call is ``remote(original, *args, **kwargs)``, and ``file://``
@@ -75,8 +76,13 @@ def divert(remote: Callable[..., Any], *, paths: int = 1,
             def patched(*args: Any, **kwargs: Any) -> Any:
                 if args:
                     path = args[0]
-                    if type(path) is str and "://" in path and is_remote(path):
-                        return call(*args, **kwargs)
+                    if type(path) is str:
+                        if "://" in path and is_remote(path):
+                            return call(*args, **kwargs)
+                    else:
+                        url = remote_path(path)
+                        if url is not None:
+                            return call(url, *args[1:], **kwargs)
                 return original(*args, **kwargs)
         else:
             @functools.wraps(original)
@@ -86,11 +92,30 @@ def divert(remote: Callable[..., Any], *, paths: int = 1,
                     if (type(first) is str and "://" in first and is_remote(first)) or \
                             (type(second) is str and "://" in second and is_remote(second)):
                         return call(*args, **kwargs)
+                    if type(first) is not str or type(second) is not str:
+                        urls = remote_path(first), remote_path(second)
+                        if urls != (None, None):
+                            return call(urls[0] or first, urls[1] or second, *args[2:],
+                                        **kwargs)
                 return original(*args, **kwargs)
 
         return patched
 
     return make
+
+
+def remote_path(arg: Any) -> str | None:
+    """The URL that ``arg`` names when it is a remote URI or an ``os.PathLike`` object whose
+    path is one (an entry of a patched ``os.scandir``, a path object of another library),
+    else None. (``pathlib.Path("s3://b/k")`` is the local path ``s3:/b/k``: pathlib collapses
+    the ``//``.)"""
+    if type(arg) is not str:
+        if isinstance(arg, (bytes, int)) or not hasattr(type(arg), "__fspath__"):
+            return None
+        arg = os.fspath(arg)
+        if type(arg) is not str:
+            return None
+    return arg if "://" in arg and is_remote(arg) else None
 
 
 def _with_local_files(original: Callable[..., Any], remote: Callable[..., Any], paths: int,
@@ -166,10 +191,13 @@ def upload_on_success(url: str, download_first: bool = False) -> Iterator[str]:
 
     The temporary file keeps the URL's extension, since libraries such as OpenCV choose the
     format from it. With ``download_first``, an existing object is copied to the path first
-    (for libraries that append to a file, like ``DataFrame.to_hdf``).
+    (for libraries that append to a file, like ``DataFrame.to_hdf``). A URL that ends
+    with ``/`` names a directory: ``IsADirectoryError`` (``NotADirectoryError`` when a file
+    is there), as local disk raises.
     """
-    suffix = "".join(_suffixes(url))
-    handle, path = tempfile.mkstemp(prefix="pfio-upload-", suffix=suffix)
+    if url.endswith("/"):
+        refuse_directory_name(url, writing=True)
+    handle, path = tempfile.mkstemp(prefix="pfio-upload-", suffix=suffix(url))
     os.close(handle)
     try:
         if download_first:
@@ -188,7 +216,8 @@ def upload_on_success(url: str, download_first: bool = False) -> Iterator[str]:
             os.unlink(path)
 
 
-def _suffixes(url: str) -> list[str]:
-    name = posixpath.basename(url)
-    stem, dot, ext = name.rpartition(".")
-    return [dot + ext] if dot and stem else []
+def suffix(url: str) -> str:
+    """The extension of ``url``'s name (``".png"``), for a local file that stands for it
+    (libraries choose a format by it); ``""`` when it has none."""
+    stem, dot, ext = posixpath.basename(url).rpartition(".")
+    return dot + ext if dot and stem else ""

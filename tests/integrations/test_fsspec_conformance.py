@@ -63,6 +63,9 @@ def conformance_bucket(s3_server):
 
 
 class TestS3(_Suite):
+    """S3 keeps no directories, but the directories made through the bridge are empty ones
+    for the rest of the process (see ``pfio.fs.made_directories``)."""
+
     @pytest.fixture
     def fs(self, s3_env):
         return PfioFileSystem(skip_instance_cache=True)
@@ -70,7 +73,3 @@ class TestS3(_Suite):
     @pytest.fixture
     def fs_path(self, conformance_bucket):
         return f"s3/{conformance_bucket}/{secrets.token_hex(6)}"
-
-    @pytest.fixture
-    def supports_empty_directories(self):
-        return False

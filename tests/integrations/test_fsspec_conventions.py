@@ -17,11 +17,6 @@ from pfio.integrations.fsspec import PfioFileSystem  # noqa: E402
 
 
 @pytest.fixture
-def bridge() -> PfioFileSystem:
-    return PfioFileSystem(skip_instance_cache=True)
-
-
-@pytest.fixture
 def mem() -> str:
     """A fresh mem:// store, as an fsspec path."""
     return f"mem/conventions-{secrets.token_hex(6)}"
@@ -29,7 +24,7 @@ def mem() -> str:
 
 @pytest.fixture
 def s3(s3_env: str, s3_bucket: str) -> str:
-    """A fresh bucket, as an fsspec path."""
+    """A fresh bucket, as an fsspec path without the protocol."""
     return f"s3/{s3_bucket}"
 
 

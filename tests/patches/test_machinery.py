@@ -47,8 +47,10 @@ def test_patched_context_removes_only_what_it_added():
 
 def test_listing_what_is_patched():
     patch_all("os.path")
-    assert patched_functions() == ["os.path.exists", "os.path.getmtime", "os.path.getsize",
-                                   "os.path.isdir", "os.path.isfile"]
+    assert patched_functions() == ["os.path.abspath", "os.path.exists", "os.path.getmtime",
+                                   "os.path.getsize",
+                                   "os.path.isdir", "os.path.isfile", "os.path.islink",
+                                   "os.path.lexists"]
 
 
 def test_unknown_target_is_a_value_error():
@@ -104,4 +106,33 @@ def test_spawned_processes_inherit_patches(tmp_path):
 
 def test_patch_all_without_targets_patches_everything():
     assert patch_all() == sorted(["builtins", "os", "os.path", "glob", "cv2", "pandas", "PIL",
-                                  "numpy", "torch", "h5py", "soundfile", "shutil"])
+                                  "numpy", "torch", "h5py", "soundfile", "shutil", "chainer",
+                                  "pytorch_pfn_extras"])
+
+
+class _PathLike:
+    def __init__(self, path):
+        self.path = path
+
+    def __fspath__(self):
+        return self.path
+
+
+def test_a_wrapper_sees_a_path_object_as_its_url_where_the_spec_puts_the_path():
+    from pfio.patches.machinery import PatchSpec
+
+    seen = []
+
+    def wrapper(wrapped, instance, args, kwargs):
+        seen.append((args, kwargs))
+        return wrapped(*args, **kwargs)
+
+    def save(obj, f=None):
+        return f
+
+    save_patched = PatchSpec("m", "save", wrapper, path=(1, "f")).patched(save)
+    local = _PathLike("/tmp/x")
+    assert save_patched(1, _PathLike("mem://s/a")) == "mem://s/a"
+    assert save_patched(obj=1, f=_PathLike("mem://s/b")) == "mem://s/b"
+    assert save_patched(_PathLike("mem://s/c"), local) is local  # not where the path is
+    assert seen[:2] == [((1, "mem://s/a"), {}), ((), {"obj": 1, "f": "mem://s/b"})]

@@ -7,12 +7,19 @@ A path is ``SCHEME/netloc/path`` (``pfio://`` optional): ``pfio://s3/bucket/key`
 Every call goes to the pfio filesystem at the top of the path's bucket, store or root
 directory (one per scheme and netloc, kept by the instance), so directories are created,
 listed and removed at every level whatever exists yet.
+
+On stores that keep no directories (S3) a directory made through the bridge (or through
+the ``os`` patches) is one for the rest of the process (see :mod:`pfio.fs.made_directories`),
+and a file opened to append is rewritten
+whole (see :mod:`.appends`), so code written for local disk (Lightning's loggers) runs as it
+does there.
 """
 
 from __future__ import annotations
 
 import errno
 import hashlib
+import io
 import posixpath
 import shutil
 from collections.abc import Iterator
@@ -24,10 +31,12 @@ from fsspec.spec import AbstractFileSystem
 
 from ..._uri import parse_uri, split_container_path
 from ...api import from_url
+from ...fs import made_directories
 from ...fs.base import FS, _has_magic
 from ...fs.positional import PositionalReader
 from ...fs.stat import FileStat, with_implied_directories
 from ...trace.redact import redact
+from . import appends, tensorboard
 
 #: keyword arguments of fsspec's ``open`` that pfio's ``FS.open`` takes as they are
 _OPEN_KWARGS = ("encoding", "errors", "newline", "compresslevel")
@@ -63,6 +72,7 @@ class PfioFileSystem(AbstractFileSystem):
         self.auto_mkdir = auto_mkdir
         self.options = options
         self._tops: dict[tuple[str, str], FS] = {}
+        tensorboard.install()
 
     @classmethod
     def _strip_protocol(cls, path: Any) -> Any:
@@ -102,13 +112,20 @@ class PfioFileSystem(AbstractFileSystem):
     def ls(self, path: str, detail: bool = True, **kwargs: Any) -> list[Any]:
         """The entries of the directory ``path`` (``[path]`` itself when it is a file)."""
         path = self._strip_protocol(path)
+        url = self._url(path)
         with self.target(path) as (fs, name):
             try:
-                entries = [_entry(posixpath.join(path, st.filename.rstrip("/")), st)
-                           for st in fs.list(name, detail=True)]
+                listing = list(fs.list(name, detail=True))
             except NotADirectoryError:
-                entries = [_entry(path, fs.stat(name))]
-        entries.sort(key=lambda e: e["name"])
+                entry = _entry(path, fs.stat(name))
+                return [entry] if detail else [entry["name"]]
+            except FileNotFoundError:
+                if not made_directories.made(url):
+                    raise
+                listing = []
+        entries = sorted((_entry(posixpath.join(path, st.filename.rstrip("/")), st)
+                          for st in made_directories.listed(url, listing)),
+                         key=lambda e: e["name"])
         return entries if detail else [e["name"] for e in entries]
 
     def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
@@ -116,7 +133,12 @@ class PfioFileSystem(AbstractFileSystem):
         them."""
         path = self._strip_protocol(path)
         with self.target(path) as (fs, name):
-            return _entry(path, fs.stat(name))
+            try:
+                return _entry(path, fs.stat(name))
+            except FileNotFoundError:
+                if not made_directories.made(self._url(path)):
+                    raise
+                return _entry(path, FileStat.directory(path))
 
     def find(self, path: str, maxdepth: int | None = None, withdirs: bool = False,
              detail: bool = False, **kwargs: Any) -> Any:
@@ -142,10 +164,16 @@ class PfioFileSystem(AbstractFileSystem):
         return {n: found[n] for n in names} if detail else names
 
     def exists(self, path: str, **kwargs: Any) -> bool:
+        if made_directories.made(self._url(path)):
+            return True
         with self.target(path) as (fs, name):
             return fs.exists(name)
 
     def isdir(self, path: str) -> bool:
+        """True for a directory, and for one made through the bridge in this process on a
+        store that keeps no directories (S3), until it is removed through the bridge."""
+        if made_directories.made(self._url(path)):
+            return True
         with self.target(path) as (fs, name):
             return fs.isdir(name)
 
@@ -181,15 +209,29 @@ class PfioFileSystem(AbstractFileSystem):
              cache_options: dict[str, Any] | None = None, compression: str | None = None,
              **kwargs: Any) -> IO[Any]:
         """Open ``path`` with pfio: text and binary modes, and ``compression`` (``"infer"``
-        or a codec name) through pfio's codecs (see :mod:`pfio.compression`)."""
+        or a codec name) through pfio's codecs (see :mod:`pfio.compression`). On a backend
+        that cannot append (S3), ``"a"`` rewrites the file whole when it is closed (see
+        :mod:`.appends`).
+
+        Raises:
+            IsADirectoryError: writing to a directory made through the bridge.
+        """
         path = self._strip_protocol(path)
         options = {k: kwargs[k] for k in _OPEN_KWARGS if kwargs.get(k) is not None}
         if block_size and block_size > 1:
             options["buffering"] = block_size
-        if self.auto_mkdir and any(c in mode for c in "wax"):
+        writing = any(c in mode for c in "wax")
+        if writing and made_directories.made(self._url(path)):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", redact(path))
+        if self.auto_mkdir and writing:
             self.makedirs(self._parent(path), exist_ok=True)
         with self.target(path) as (fs, name):
-            return fs.open(name, mode, compression=compression, **options)
+            try:
+                return fs.open(name, mode, compression=compression, **options)
+            except io.UnsupportedOperation:
+                if "a" not in mode or "+" in mode:
+                    raise
+            return appends.open_rewriting(fs, name, redact(path), mode, compression, **options)
 
     def _open(self, path: str, mode: str = "rb", block_size: int | None = None,
               autocommit: bool = True, cache_options: dict[str, Any] | None = None,
@@ -229,7 +271,9 @@ class PfioFileSystem(AbstractFileSystem):
         """Copy the file ``path1`` to ``path2`` (a directory: create ``path2``)."""
         try:
             source = self.open(path1, "rb")
-        except IsADirectoryError:
+        except (IsADirectoryError, FileNotFoundError):
+            if not self.isdir(path1):
+                raise
             self.makedirs(path2, exist_ok=True)
             return
         with source, self.open(path2, "wb") as target:
@@ -245,17 +289,26 @@ class PfioFileSystem(AbstractFileSystem):
                 fs.makedirs(name, exist_ok=True)
             else:
                 fs.mkdir(name)
+        made_directories.note(self._url(path), fs, parents=create_parents)
 
     def makedirs(self, path: str, exist_ok: bool = False) -> None:
+        """Create ``path`` and every missing level above it (see :meth:`isdir` for stores
+        without directories)."""
         with self.target(path) as (fs, name):
             fs.makedirs(name, exist_ok=exist_ok)
+        made_directories.note(self._url(path), fs, parents=True)
 
     def rmdir(self, path: str) -> None:
         """Remove the empty directory ``path``."""
+        url = self._url(path)
         with self.target(path) as (fs, name):
-            if not fs.isdir(name):
+            if fs.isdir(name):
+                fs.remove(name)
+            elif not made_directories.made(url):
                 raise NotADirectoryError(errno.ENOTDIR, "not a directory", redact(path))
-            fs.remove(name)
+            elif made_directories.children(url):
+                raise OSError(errno.ENOTEMPTY, "directory not empty", redact(path))
+        made_directories.forget(url)
 
     def rm_file(self, path: str) -> None:
         with self.target(path) as (fs, name):
@@ -276,8 +329,14 @@ class PfioFileSystem(AbstractFileSystem):
         for p in sorted(self.expand_path(path)):
             if any(p.startswith(r + "/") for r in removed):
                 continue  # went with its directory
+            url = self._url(p)
             with self.target(p) as (fs, name):
-                fs.remove(name, recursive=recursive)
+                try:
+                    fs.remove(name, recursive=recursive)
+                except FileNotFoundError:
+                    if not made_directories.made(url):  # an empty one made here: forgotten
+                        raise
+            made_directories.forget(url)
             removed.append(p)
 
     def mv(self, path1: Any, path2: Any, recursive: bool = False,
@@ -292,14 +351,20 @@ class PfioFileSystem(AbstractFileSystem):
                 self.makedirs(self._parent(path2), exist_ok=True)
             with self.target(path1) as (fs, name1), self.target(path2) as (_, name2):
                 try:
-                    fs.rename(name1, name2)
+                    if not made_directories.made(self._url(path1)) or fs.exists(name1):
+                        fs.rename(name1, name2)
+                    made_directories.move(self._url(path1), self._url(path2))
                     return
                 except IsADirectoryError:
                     pass  # S3 prefixes do not rename: copy and remove them
         super().mv(path1, path2, recursive=recursive, maxdepth=maxdepth, **kwargs)
 
+    def _url(self, path: str) -> str:
+        """The pfio URL of the fsspec path ``path``."""
+        return pfio_url(self._strip_protocol(path))
+
     def _same_top(self, path1: str, path2: str) -> bool:
-        uri1, uri2 = (parse_uri(pfio_url(self._strip_protocol(p))) for p in (path1, path2))
+        uri1, uri2 = (parse_uri(self._url(p)) for p in (path1, path2))
         return (uri1.scheme, uri1.netloc) == (uri2.scheme, uri2.netloc) and not any(
             split_container_path(u.path)[1] for u in (uri1, uri2))
 
