@@ -30,6 +30,17 @@ def s3_engine(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
+@pytest.fixture
+def scripted_server_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Test credentials and region, no session token, profile or HTTP proxy: what the tests
+    of a scripted S3 server (:mod:`.hostile`) need, whatever the machine's environment."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "key")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "HTTP_PROXY", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+
+
 # -- https and proxies on loopback -----------------------------------------------------
 
 def _certificates(directory: Path) -> tuple[Path, Path, Path]:

@@ -18,13 +18,7 @@ from .hostile import HostileServer, Peer, answer
 SIZE = 4096
 
 
-@pytest.fixture(autouse=True)
-def environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "key")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "HTTP_PROXY", "http_proxy"):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("scripted_server_env")
 
 
 def sends_then_resets(each: int, tries: list[int]) -> Any:
