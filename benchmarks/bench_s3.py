@@ -70,7 +70,9 @@ class _Discard(io.RawIOBase):
 def _boto3(endpoint: str):  # noqa: ANN202
     import boto3
 
-    return boto3.client("s3", endpoint_url=endpoint)
+    # a session of its own: boto3's default session keeps the credentials it first read
+    # (moto's), and the Ceph rows come after the moto ones in the same process
+    return boto3.session.Session().client("s3", endpoint_url=endpoint)
 
 
 def _many_objects(endpoint: str, quick: bool) -> list[Row]:

@@ -91,8 +91,12 @@ class S3Sink(AtomicSink):
             # caller's ``bytes``) are sent as they are, not copied
             whole = outer.obj
             kept = memoryview(whole) if isinstance(whole, bytes) and len(whole) == n else None
-            while pos < n:  # (a full part is sent once more bytes come: an object of
-                part = self._part_size()  # exactly one part is one PUT)
+            while pos < n:
+                part = self._part_size()
+                # before the upload starts, a full part waits for more bytes (an object of
+                # exactly one part is one PUT); once it has started, parts go at once, so
+                # that no more parts are held than before
+                started = self._upload_id is not None
                 if self._held is not None:
                     self._send_part(self._take_buffer(), copy=False)
                     continue
@@ -100,10 +104,13 @@ class S3Sink(AtomicSink):
                     self._send_part(self._take_buffer())
                     continue
                 if not self._buffer and n - pos >= part:
-                    if kept is not None:
+                    if started or n - pos > part:
+                        if kept is not None:
+                            self._send_part(kept[pos:pos + part], copy=False)
+                        else:
+                            self._send_part(view[pos:pos + part])
+                    elif kept is not None:
                         self._held = kept[pos:pos + part]
-                    elif n - pos > part:
-                        self._send_part(view[pos:pos + part])
                     else:
                         break  # (buffered below)
                     pos += part
@@ -111,6 +118,8 @@ class S3Sink(AtomicSink):
                 take = min(n - pos, part - len(self._buffer))
                 self._buffer += view[pos:pos + take]
                 pos += take
+                if started and len(self._buffer) == part:
+                    self._send_part(self._take_buffer())
             if pos < n:  # a whole part of mutable bytes, the last of this write: copied
                 self._buffer += view[pos:]
         return n
