@@ -8,7 +8,8 @@ disk, on the Ceph RADOS Gateway where one runs (else a moto server).
   ``pfio.integrations.checkpoints.save``/``load`` against s3tc's ``S3Checkpoint``, boto3
   (``upload_fileobj``/``get_object`` through memory) and local disk.
 
-The state is a model and its optimizer (tensors of 64 KiB to 4 MiB; ``SIZE_MIB`` in all),
+The state is a model and its optimizer (tensors of 64 KiB to 4 MiB; ``SIZE_MIB`` in all,
+or ``PFIO_BENCH_CHECKPOINT_MIB``: a small state measures set-up more than transfer),
 every load checked tensor by tensor. Clients take turns for ``ROUNDS`` rounds; each figure
 is the median over the rounds (GB/s of state), with the spread (min-max) printed, and the
 client CPU time (user + system of this process, native threads included) per GiB.
@@ -45,7 +46,7 @@ from pfio import from_url
 from pfio.integrations.dcp import PfioReader, PfioWriter
 
 MIB = 1 << 20
-SIZE_MIB = 64
+SIZE_MIB = int(os.environ.get("PFIO_BENCH_CHECKPOINT_MIB", "64"))
 ROUNDS = 3
 REGION = "us-east-1"
 #: pfio's S3 options here: a read timeout as long as the other clients' (a gateway shared
