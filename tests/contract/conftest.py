@@ -107,7 +107,7 @@ class _PyarrowLocalFactory:
     def __call__(self, target: object) -> object:
         from pyarrow.fs import LocalFileSystem
 
-        from pfio.fs.hdfs_pyarrow import PyarrowClient
+        from pfio.fs.hdfs.pyarrow_client import PyarrowClient
 
         return PyarrowClient(LocalFileSystem())
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
-from .hdfs_client import HdfsTarget, check_reachable
+from .client import HdfsTarget, check_reachable
 
 
 def pyarrow_client(target: HdfsTarget) -> PyarrowClient:

@@ -1,6 +1,6 @@
 """A retried read earns a fresh budget of tries only for progress that matters (at least
 ``min_rate x read_timeout`` bytes a try), and a whole read has an overall deadline
-proportional to its size. The servers are scripted (:mod:`.hostile`)."""
+proportional to its size. The servers are scripted (:mod:`..hostile`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from pfio.fs.s3 import S3
 from pfio.fs.s3.get import get_range
 
-from .hostile import HostileServer, Peer, answer
+from ..hostile import HostileServer, Peer, answer
 
 SIZE = 4096
 

@@ -4,7 +4,7 @@
 client object with the methods of ``hdfs_native.Client`` (``get_file_info``, ``list_status``,
 ``read``, ``create``, ``append``, ``mkdirs``, ``rename``, ``delete``). The built-in factories
 are :func:`native_client` (the ``hdfs-native`` Rust client: no JVM) and
-:func:`pfio.fs.hdfs_pyarrow.pyarrow_client` (``pyarrow.fs.HadoopFileSystem`` over libhdfs).
+:func:`pfio.fs.hdfs.pyarrow_client.pyarrow_client` (``pyarrow.fs.HadoopFileSystem`` over libhdfs).
 
 The native client retries without end against a name node that does not answer, so
 :func:`check_reachable` first opens a TCP connection to the name node(s) with a timeout and
@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .hadoop_config import Address
+from .config import Address
 
 logger = logging.getLogger(__name__)
 

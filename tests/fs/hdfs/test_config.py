@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pfio.fs import hadoop_config
-from pfio.fs.hadoop_config import Address
+from pfio.fs.hdfs import config as hadoop_config
+from pfio.fs.hdfs.config import Address
 
 CORE_SITE = """<?xml version="1.0"?>
 <configuration>

@@ -3,7 +3,7 @@ outside the prefix asked for, a truncated page without a continuation token, a t
 twice, and an answer that is not a listing are refused with an ``OSError`` before anything
 is deleted; pages are parsed with memory bounded by the page; entries and heads without
 ``Last-Modified`` are read; multipart uploads are listed page by page by their markers.
-The answers come from a scripted server (:mod:`.hostile`)."""
+The answers come from a scripted server (:mod:`..hostile`)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from pfio.fs.s3 import S3
 from pfio.fs.s3.listing import parse_listing
 from pfio.fs.s3.uploads import list_uploads
 
-from .hostile import HostileServer, Peer, answer
+from ..hostile import HostileServer, Peer, answer
 
 NS = "http://s3.amazonaws.com/doc/2006-03-01/"
 

@@ -15,10 +15,10 @@ import socket
 import pytest
 
 import pfio
-from pfio.fs import hdfs_client
-from pfio.fs.hadoop_config import Address
 from pfio.fs.hdfs import Hdfs
-from pfio.fs.hdfs_client import HdfsTarget, check_reachable, translate
+from pfio.fs.hdfs import client as hdfs_client
+from pfio.fs.hdfs.client import HdfsTarget, check_reachable, translate
+from pfio.fs.hdfs.config import Address
 from pfio.testing.hdfs_standin import StandinFactory, StandinReader
 
 HDFS_SITE = """<configuration>

@@ -1,4 +1,4 @@
-"""The ``http`` engine against hostile servers (scripted on loopback, :mod:`.hostile`):
+"""The ``http`` engine against hostile servers (scripted on loopback, :mod:`..hostile`):
 every wait bounded on http and https, slow heads and bodies cut off, broken framing
 refused (and its connection dropped), memory that follows the bytes received rather than
 the sizes announced, resets that are never the end of a body, no header injection, IPv6
@@ -25,7 +25,7 @@ from pfio.fs.s3.get import get_range
 from pfio.fs.s3.wire import Endpoint
 from pfio.version import __version__
 
-from .hostile import HostileServer, Peer, answer, elapsed, ok, serve
+from ..hostile import HostileServer, Peer, answer, elapsed, ok, serve
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy",
                    "no_proxy", "ALL_PROXY", "all_proxy")

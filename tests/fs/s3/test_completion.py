@@ -25,7 +25,7 @@ from pfio.fs.s3 import S3
 from pfio.fs.s3.writer import Completion
 from pfio.testing.faultproxy import MessageReader, PeerClosed, header_fields
 
-from .hostile import LoopbackServer, shut
+from ..hostile import LoopbackServer, shut
 
 MIB = 1 << 20
 NO_SUCH_UPLOAD = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchUpload</Code>'

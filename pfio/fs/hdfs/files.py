@@ -19,10 +19,10 @@ import time
 from types import SimpleNamespace
 from typing import Any
 
-from ..trace import hook
-from .hdfs_client import mapped_errors
-from .positions import seek_position
-from .writers import AtomicSink, temporary_name
+from ...trace import hook
+from ..positions import seek_position
+from ..writers import AtomicSink, temporary_name
+from .client import mapped_errors
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 to the server is never published quietly. The damage is done by the fault proxy (one bit
 flipped); the servers that check nothing (moto) are caught by the MD5 ETag, those that
 check ``Content-MD5`` (Ceph) refuse the body; an echoed checksum that differs and answers
-without ETags come from a scripted server (:mod:`.hostile`)."""
+without ETags come from a scripted server (:mod:`..hostile`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 from pfio.fs.s3 import S3, integrity
 from pfio.testing.faultproxy import FaultProxy, Request
 
-from .hostile import HostileServer, Peer, answer
+from ..hostile import HostileServer, Peer, answer
 
 MIB = 1 << 20
 

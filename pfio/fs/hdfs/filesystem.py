@@ -22,19 +22,19 @@ import threading
 from collections.abc import Iterator
 from typing import IO, Any
 
-from .._uri import URI, join_confined, netloc_host
-from . import hadoop_config
-from .base import FS, warn_unknown_options
-from .hdfs_client import DEFAULT_CONNECT_TIMEOUT, ClientFactory, HdfsTarget, mapped_errors
-from .hdfs_io import HdfsAppendSink, HdfsAtomicSink, open_reader
-from .modes import Mode
-from .stat import FileStat
-from .writers import atomic_writer, is_temporary_name, text_reader
+from ..._uri import URI, join_confined, netloc_host
+from ..base import FS, warn_unknown_options
+from ..modes import Mode
+from ..stat import FileStat
+from ..writers import atomic_writer, is_temporary_name, text_reader
+from . import config as hadoop_config
+from .client import DEFAULT_CONNECT_TIMEOUT, ClientFactory, HdfsTarget, mapped_errors
+from .files import HdfsAppendSink, HdfsAtomicSink, open_reader
 
 #: the clients that ``client=`` names, as import paths of their factories
 CLIENTS = {
-    "native": "pfio.fs.hdfs_client:native_client",
-    "pyarrow": "pfio.fs.hdfs_pyarrow:pyarrow_client",
+    "native": "pfio.fs.hdfs.client:native_client",
+    "pyarrow": "pfio.fs.hdfs.pyarrow_client:pyarrow_client",
 }
 
 

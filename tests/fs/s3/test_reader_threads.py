@@ -1,5 +1,5 @@
 """Another thread's ``read_at`` of buffered bytes and ``close`` never wait behind one
-thread's network IO: the server (:mod:`.hostile`) holds a GET of one thread until the test
+thread's network IO: the server (:mod:`..hostile`) holds a GET of one thread until the test
 lets it go, and the other thread must be done before that."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from pfio.fs.s3 import S3
 
-from .hostile import HostileServer, Peer, answer
+from ..hostile import HostileServer, Peer, answer
 
 SIZE = 2 << 20
 BODY = bytes(range(256)) * (SIZE // 256)
