@@ -44,7 +44,7 @@ _BUILTIN: dict[str, str] = {
 }
 
 #: serves the schemes pfio has no backend of its own for, through fsspec (loaded lazily)
-FSSPEC_FALLBACK = "pfio.integrations.fsspec:FsspecFS"
+FSSPEC_FALLBACK = "pfio.fs.fsspec:FsspecFS"
 
 #: the built-in containers: kind -> (import path, suffixes)
 _BUILTIN_CONTAINERS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -116,7 +116,7 @@ def resolve(scheme: str) -> Factory:
 
     In order: registered and built-in schemes, entry points of the ``pfio.filesystems``
     group, custom schemes of the INI file (:mod:`pfio.config`), and finally any protocol of
-    an installed fsspec (:class:`pfio.integrations.fsspec.FsspecFS`).
+    an installed fsspec (:class:`pfio.fs.fsspec.FsspecFS`).
 
     Raises:
         ValueError: no filesystem serves ``scheme``; the message lists the known schemes.

@@ -15,10 +15,11 @@ cache and tracer)::
 (b) :class:`FsspecFS`, a pfio filesystem over any installed fsspec implementation, so
 ``pfio.from_url("gs://...")``, ``"https://..."``, ``"memory://..."`` work through pfio's API and
 error classes. pfio uses it for schemes it has no backend of its own for (see
-:func:`pfio.registry.resolve`).
+:func:`pfio.registry.resolve`). It is a backend like the others, :mod:`pfio.fs.fsspec`;
+it is re-exported here, where it was first published.
 """
 
-from .backend import FsspecFS
+from ...fs.fsspec import FsspecFS
 from .bridge import PfioFileSystem, pfio_url
 
 __all__ = ["FsspecFS", "PfioFileSystem", "pfio_url"]

@@ -19,12 +19,12 @@ from typing import IO, Any
 import fsspec
 from fsspec.spec import AbstractFileSystem
 
-from ..._uri import URI, join_confined, netloc_user
-from ...fs.base import FS
-from ...fs.modes import Mode
-from ...fs.stat import FileStat
-from ...fs.writers import AtomicSink, atomic_writer
-from ...trace.redact import redact
+from .._uri import URI, join_confined, netloc_user
+from ..trace.redact import redact
+from .base import FS
+from .modes import Mode
+from .stat import FileStat
+from .writers import AtomicSink, atomic_writer
 
 
 class FsspecFS(FS):
