@@ -38,11 +38,11 @@ _LAZY = {
     "unpatch_all": "pfio.patches",
     "patched": "pfio.patches",
     "active_patches": "pfio.patches",
-    # copying and syncing between filesystems (pfio/fs/transfer)
-    "copy": "pfio.fs.transfer",
-    "sync": "pfio.fs.transfer",
-    "SyncResult": "pfio.fs.transfer",
-    "TransferError": "pfio.fs.transfer",
+    # copying and syncing between filesystems (pfio/transfer)
+    "copy": "pfio.transfer",
+    "sync": "pfio.transfer",
+    "SyncResult": "pfio.transfer",
+    "TransferError": "pfio.transfer",
 }
 
 

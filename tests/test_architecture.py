@@ -20,7 +20,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("fs", ("pfio.fs", "pfio.compression")),
     ("containers", ("pfio.containers",)),
     ("cache", ("pfio.cache",)),
-    ("api", ("pfio.api",)),  # from_url/open_url: the resolver plus the cache= option
+    ("api", ("pfio.api", "pfio.transfer")),  # from_url/open_url (the resolver plus the
+    # cache= option), copy/sync: what takes URLs
     ("patches", ("pfio.patches",)),
     ("top", ("pfio", "pfio.__main__", "pfio.cli", "pfio.demo", "pfio.integrations",
              "pfio.v2", "pfio.testing")),

@@ -10,7 +10,7 @@ Exit status: 0 on success, 1 when a command fails (a one-line message on standar
 This module parses the command line and dispatches; each command lives in a module of its
 own kind, which adds its parser (``add_parsers``) with the function that runs it:
 :mod:`~pfio.cli.show` (ls, cat, stat), :mod:`~pfio.cli.read` (head, tail, md5sum, du),
-:mod:`~pfio.cli.copying` (cp, sync, pack, over :mod:`~pfio.cli.transfer`),
+:mod:`~pfio.cli.copying` (cp, sync, pack),
 :mod:`~pfio.cli.files` (rm, mv, mkdir, touch), :mod:`~pfio.cli.bucket` (mb),
 :mod:`~pfio.cli.uploads` (uploads ls|abort),
 :mod:`~pfio.cli.trace` and :mod:`pfio.demo.run`.

@@ -15,7 +15,7 @@ import posixpath
 from typing import Any
 
 from ..fs.local import Local
-from . import transfer
+from . import copying
 from .common import (
     add_command,
     describe_error,
@@ -148,7 +148,7 @@ def mv(src: str, dst: str, force: bool = False, quiet: bool = False) -> int:
                                           "replace it)", target_url)
             if same_top and _renamed(src_fs, src_name, target):
                 return 0
-    transfer.cp(src, target_url, recursive=is_dir, quiet=quiet)
+    copying.cp(src, target_url, recursive=is_dir, quiet=quiet)
     src_fs, src_name = locate_top(src)
     with src_fs:
         try:

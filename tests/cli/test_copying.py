@@ -1,5 +1,5 @@
 """pfio pack (refusing to replace an archive) and pfio sync (the command line of
-:func:`pfio.cli.transfer.sync_command`)."""
+:func:`pfio.cli.copying.sync_command`)."""
 
 import zipfile
 

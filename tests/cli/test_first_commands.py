@@ -323,7 +323,7 @@ def test_pack_failure_publishes_no_archive(tree, tmp_path, monkeypatch, capsys):
             raise OSError(5, "Input/output error", "sub/b.bin")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr("pfio.cli.transfer.copy_file", failing)
+    monkeypatch.setattr("pfio.cli.copying.copy_file", failing)
     assert main(["pack", str(tree), str(tmp_path / "o.zip")]) == 1
     assert capsys.readouterr().err == "pfio pack: Input/output error: sub/b.bin\n"
     assert list(tmp_path.glob("*o.zip*")) == []

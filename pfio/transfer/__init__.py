@@ -6,13 +6,13 @@
 * :mod:`.run`: a plan carried out by a thread pool (server-side S3 copies where the two
   ends allow, streams otherwise), with a progress bar, :class:`SyncResult` and
   :class:`TransferError`;
-* :mod:`.commands`: :func:`copy` and :func:`sync`, from URLs.
+* :mod:`.urls`: :func:`copy` and :func:`sync`, from URLs.
 """
 
 from __future__ import annotations
 
-from .commands import copy, sync
 from .plan import COMPARES, check_names
 from .run import SyncResult, TransferError
+from .urls import copy, sync
 
 __all__ = ["COMPARES", "SyncResult", "TransferError", "check_names", "copy", "sync"]

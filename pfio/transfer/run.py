@@ -1,4 +1,4 @@
-"""Carrying out a :class:`~pfio.fs.transfer.plan.Plan`: files copied by a thread pool
+"""Carrying out a :class:`~pfio.transfer.plan.Plan`: files copied by a thread pool
 (server-side where the destination can, else streamed), directories made, deletions,
 progress, and the outcome as a :class:`SyncResult` or a :class:`TransferError`.
 
@@ -19,10 +19,10 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...trace.redact import redact
-from ..base import COPY_CHUNK, FS, stream_copy
-from ..local import Local
-from ..stat import FileStat
+from ..fs.base import COPY_CHUNK, FS, stream_copy
+from ..fs.local import Local
+from ..fs.stat import FileStat
+from ..trace.redact import redact
 from .plan import Item, Plan, digest
 
 logger = logging.getLogger("pfio.transfer")

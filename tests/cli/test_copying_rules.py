@@ -1,4 +1,4 @@
-"""The command side of copying (``pfio/cli/transfer.py``): ``cp``'s destination rule (POSIX,
+"""The command side of copying (``pfio/cli/copying.py``): ``cp``'s destination rule (POSIX,
 and rsync's trailing ``/``), ``no_clobber``, and ``sync_command``'s output."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import pfio
-from pfio.cli.transfer import cp, sync_command
+from pfio.cli.copying import cp, sync_command
 
 
 def _tree(root: Path) -> dict[str, bytes]:

@@ -15,9 +15,9 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from ..._uri import URI, is_relative_name
-from ..base import COPY_CHUNK, FS
-from ..stat import FileStat, with_implied_directories
+from .._uri import URI, is_relative_name
+from ..fs.base import COPY_CHUNK, FS
+from ..fs.stat import FileStat, with_implied_directories
 
 #: how :func:`pfio.sync` tells a file that needs copying from one that does not
 COMPARES = ("size_mtime", "size", "etag", "checksum")

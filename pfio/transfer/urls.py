@@ -7,10 +7,10 @@ import logging
 import posixpath
 import time
 
-from ..._uri import parse_uri
-from .. import resolver
-from ..base import FS
-from ..stat import FileStat
+from .._uri import parse_uri
+from ..fs import resolver
+from ..fs.base import FS
+from ..fs.stat import FileStat
 from .plan import COMPARES, Item, Plan, Tree, list_tree, plan_sync, relative_inside
 from .run import Runner, SyncResult, TransferError
 
@@ -49,7 +49,7 @@ def copy(src_url: str, dst_url: str, *, recursive: bool = False, overwrite: bool
             standard error is a terminal and tqdm is installed.
 
     Returns:
-        a :class:`~pfio.fs.transfer.SyncResult` (also logged at INFO on ``pfio.transfer``).
+        a :class:`~pfio.transfer.SyncResult` (also logged at INFO on ``pfio.transfer``).
 
     Raises:
         FileNotFoundError: ``src_url`` does not exist (or a file's destination directory).
@@ -129,7 +129,7 @@ def sync(src_url: str, dst_url: str, *, delete: bool = False, workers: int | Non
         compare: ``"size_mtime"``, ``"size"``, ``"etag"`` or ``"checksum"``.
 
     Returns:
-        a :class:`~pfio.fs.transfer.SyncResult` (also logged at INFO on ``pfio.transfer``).
+        a :class:`~pfio.transfer.SyncResult` (also logged at INFO on ``pfio.transfer``).
 
     Raises:
         FileNotFoundError: ``src_url`` does not exist.
