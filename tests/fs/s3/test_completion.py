@@ -23,7 +23,7 @@ import pytest
 
 from pfio.fs.s3 import S3
 from pfio.fs.s3.writer import Completion
-from pfio.testing.faultproxy import MessageReader, PeerClosed, header_fields
+from pfio.testing.http_messages import MessageReader, PeerClosed, header_fields
 
 from ..hostile import LoopbackServer, shut
 
