@@ -1,8 +1,9 @@
-"""The layers of ARCHITECTURE.md (and DESIGN.md) hold: no import cycle inside ``pfio/`` and
-no import pointing up the layer order, counting imports inside functions (only ``if
-TYPE_CHECKING:`` imports are free); inside the S3 package, no import crosses its seams
+"""The layers of ARCHITECTURE.md ("Layers", "The S3 stack") hold: no import cycle inside
+``pfio/`` and no import pointing up the layer order, counting imports inside functions (only
+``if TYPE_CHECKING:`` imports are free); inside the S3 package, no import crosses its seams
 upwards (wire, transport, IO). Loading by import path (the registry's entries) is not an
-import."""
+import. ARCHITECTURE.md's tables are the lists checked here, and every file and module it
+names exists."""
 
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pfio"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("pfio._uri", "pfio.errors", "pfio.registry", "pfio.config", "pfio.trace",
               "pfio.version", "pfio.checksums")),
-    ("fs", ("pfio.fs", "pfio.compression")),
+    # the file objects' parts that codecs wrap: modes, atomic sinks, text readers
+    ("files", ("pfio.fs.modes", "pfio.fs.writers")),
+    ("codecs", ("pfio.compression",)),  # FS.open(compression=) calls them
+    ("fs", ("pfio.fs",)),
     ("containers", ("pfio.containers",)),
     ("cache", ("pfio.cache",)),
     ("api", ("pfio.api", "pfio.transfer")),  # from_url/open_url (the resolver plus the
@@ -224,3 +228,68 @@ def test_the_checker_sees_imports_inside_functions_but_not_type_checking_ones():
 def test_the_checker_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [
         frozenset({"a", "b", "c"})]
+
+
+# -- ARCHITECTURE.md holds what these tests check -----------------------------------------------
+
+ARCHITECTURE = PACKAGE.parent / "ARCHITECTURE.md"
+
+
+def _table(heading: str) -> list[list[str]]:
+    """The rows of the first table after ``heading`` in ARCHITECTURE.md (past its head and
+    rule), as lists of cells."""
+    lines = ARCHITECTURE.read_text().split(heading, 1)[1].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+    return rows
+
+
+def _names(cell: str) -> tuple[str, ...]:
+    return tuple(part.strip().strip("`") for part in cell.split(","))
+
+
+def test_the_layers_table_is_the_layers_checked():
+    rows = _table("## Layers")
+    documented = [(name, _names(packages)) for name, packages, *_ in rows]
+    checked = [(name, tuple(p for p in prefixes if p != "pfio.__main__"))
+               for name, prefixes in LAYERS]
+    assert documented[:-1] == checked[:-1]
+    top_name, top_packages = documented[-1]
+    assert (top_name, set(top_packages)) == (checked[-1][0], set(checked[-1][1]))
+
+
+def test_the_s3_table_is_the_seams_checked():
+    rows = _table("## The S3 stack")
+    documented = [(name.removesuffix(" (no IO)"), set(_names(modules)))
+                  for name, modules, *_ in rows]
+    assert documented == [(name.replace("io", "IO"), set(modules))
+                          for name, modules in S3_LAYERS]
+
+
+#: names in ARCHITECTURE.md that look like modules but are not (entry-point groups)
+NOT_MODULES = {"pfio.filesystems"}
+
+
+def test_architecture_names_only_files_and_modules_that_exist():
+    import re
+
+    modules = _modules()
+    text = ARCHITECTURE.read_text()
+    missing = []
+    for quoted in sorted(set(re.findall(r"`([^`\s]+)`", text))):
+        if quoted.startswith(("pfio/", "tests/")):
+            if not (PACKAGE.parent / quoted).exists():
+                missing.append(quoted)
+        elif re.fullmatch(r"pfio(\.\w+)+", quoted) and quoted not in NOT_MODULES:
+            module, rest = quoted, []
+            while module not in modules:
+                module, _, last = module.rpartition(".")
+                rest.insert(0, last)
+            source = modules[module][0].read_text()
+            if rest and not re.search(rf"\b{rest[0]}\b", source):
+                missing.append(quoted)
+    assert missing == []
