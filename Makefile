@@ -25,10 +25,12 @@ $(STAMP): pyproject.toml setup.py pfio-patches.pth scripts/petastorm-venv.sh
 
 test: $(STAMP)
 	$(PY) -m ruff check pfio tests benchmarks
+	$(PY) -m mypy pfio
 	scripts/with-ceph.sh scripts/run-tests.sh $(PY)
 
 lint: $(STAMP)
 	$(PY) -m ruff check pfio tests benchmarks
+	$(PY) -m mypy pfio
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py

@@ -73,7 +73,8 @@ def open_url(url: str, mode: str = "r", **kwargs: Any) -> IO[Any]:
         factory = registry.resolve(uri.scheme)
         opener = getattr(getattr(factory, "__self__", None), "_open_uri", None)
         if opener is not None:
-            return opener(uri, mode, **kwargs)
+            f: IO[Any] = opener(uri, mode, **kwargs)
+            return f
     fs, name = resolver.locate(uri)  # an archive on the way is opened once per process
     if not name:
         raise IsADirectoryError(f"{url!r} names the root of a filesystem, not a file")

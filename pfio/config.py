@@ -133,7 +133,8 @@ def custom_factory(
     return factory
 
 
-def _typed_options(name: str, section: dict[str, str], target: Callable[..., Any]) -> dict:
+def _typed_options(name: str, section: dict[str, str],
+                   target: Callable[..., Any]) -> dict[str, Any]:
     parameters = _parameters(target)
     typed: dict[str, Any] = {}
     for key, raw in section.items():
@@ -152,7 +153,8 @@ def _parameters(target: Callable[..., Any]) -> dict[str, inspect.Parameter]:
     """The keyword parameters of the constructor behind ``target`` (a ``from_uri`` method of
     an FS class, or any factory)."""
     owner = getattr(target, "__self__", None)
-    function = owner.__init__ if isinstance(owner, type) else target
+    # the class's own __init__ as it is stored (a plain function), as ``owner.__init__`` reads it
+    function = inspect.getattr_static(owner, "__init__") if isinstance(owner, type) else target
     try:
         return dict(inspect.signature(function).parameters)
     except (TypeError, ValueError):

@@ -149,7 +149,8 @@ def _fsspec_fallback(scheme: str) -> Factory | None:
         return None
     if scheme not in known_implementations and scheme not in registry:
         return None
-    return _import(FSSPEC_FALLBACK).from_uri
+    factory: Factory = _import(FSSPEC_FALLBACK).from_uri
+    return factory
 
 
 def _lookup(scheme: str) -> Factory | None:
@@ -160,9 +161,9 @@ def _lookup(scheme: str) -> Factory | None:
         target = _registered.get(scheme)
     if target is None:
         return None
-    if isinstance(target, str):
-        target = _import(target)
-    return getattr(target, "from_uri", target)
+    found = _import(target) if isinstance(target, str) else target
+    factory: Factory = getattr(found, "from_uri", found)
+    return factory
 
 
 def create(uri: URI, **options: Any) -> FS:
@@ -233,7 +234,8 @@ def container_factory(kind: str) -> Callable[..., Any]:
         raise ValueError(f"unknown container kind {kind!r}: known kinds are "
                          f"{', '.join(sorted(_containers))}")
     if isinstance(factory, str):
-        factory = _containers[kind] = _import(factory)
+        loaded: Callable[..., Any] = _import(factory)
+        factory = _containers[kind] = loaded
     return factory
 
 

@@ -53,8 +53,9 @@ def decode_array(data: bytes | memoryview) -> np.ndarray:
     if magic != _MAGIC:
         raise ValueError("not a cached array")
     meta = json.loads(bytes(data[_HEADER.size:_HEADER.size + size]))
+    shape = tuple(int(n) for n in meta["shape"])
     return np.frombuffer(data, dtype=np.dtype(meta["dtype"]),
-                         offset=_HEADER.size + size).reshape(meta["shape"])
+                         offset=_HEADER.size + size).reshape(shape)
 
 
 class ArrayCache:

@@ -25,7 +25,7 @@ from typing import IO, Any
 
 from ..fs.positions import seek_position
 from ..trace import hook
-from .object_cache import ObjectCache, Source
+from .object_cache import Fill, ObjectCache, Source
 
 HEADER = struct.Struct("<8sQQ")
 MAGIC = b"PFIOBLK1"
@@ -37,7 +37,7 @@ def _data_start(nblocks: int) -> int:
     return -(-(_BITMAP_AT + nblocks) // _PAGE) * _PAGE
 
 
-def block_file_filler(block_size: int):
+def block_file_filler(block_size: int) -> Fill:
     """The ``fill`` function of :meth:`ObjectCache.acquire` that makes an empty block file
     for the source's size (as the opened source tells it, else as a stat says)."""
 
@@ -150,7 +150,8 @@ class BlockFile(io.RawIOBase):
             self._remote = self._source.take()
         read_at = getattr(self._remote, "read_at", None)
         if read_at is not None:
-            return read_at(offset, length)
+            data: bytes = read_at(offset, length)
+            return data
         self._remote.seek(offset)
         return self._remote.read(length)
 

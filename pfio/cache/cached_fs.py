@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from ..fs.base import FS
+from ..fs.file_types import as_binary_io
 from ..fs.modes import Mode
 from ..fs.stat import FileStat
 from ..fs.writers import sink_of
@@ -102,13 +103,13 @@ class CachedFS(FS):
         if local is not None:
             return local
         if self.cache.has_entry(source, ".blk"):
-            return BlockFile(self.cache, source, self.block_size)
+            return as_binary_io(BlockFile(self.cache, source, self.block_size))
         try:
             suffix, fd, hit = self.cache.acquire_first(
                 source, [(".obj", os.O_RDONLY), (".blk", os.O_RDWR)], self._kind)
             if suffix == ".obj":
                 return self.cache.open_entry(source, fd, hit, start)
-            return BlockFile(self.cache, source, self.block_size, acquired=(fd, hit))
+            return as_binary_io(BlockFile(self.cache, source, self.block_size, acquired=(fd, hit)))
         except BaseException:
             source.close()
             raise

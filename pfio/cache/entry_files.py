@@ -133,7 +133,8 @@ def read_meta(path: str) -> dict[str, Any] | None:
     """The metadata of an entry, or None when missing or unreadable."""
     try:
         with open(path, "rb", opener=nofollow_opener) as f:
-            return json.loads(f.read())
+            meta: dict[str, Any] = json.loads(f.read())
+            return meta
     except (FileNotFoundError, ValueError):
         return None
 
@@ -169,7 +170,8 @@ def xattrs_work(directory: str) -> bool:
 def read_meta_xattr(fd: int) -> dict[str, Any] | None:
     """The metadata kept on the entry file open as ``fd``, or None when it has none."""
     try:
-        return json.loads(os.getxattr(fd, META_XATTR))
+        meta: dict[str, Any] = json.loads(os.getxattr(fd, META_XATTR))
+        return meta
     except (OSError, ValueError):  # ENODATA: published without it, or a damaged value
         return None
 

@@ -13,11 +13,11 @@ from .local_disk import check_local_disk
 _FORCE_LOCAL = True
 
 
-def _check_local(path: str) -> None:
-    """Raise ``ValueError`` when ``path`` is on NFS, unless :data:`_FORCE_LOCAL` is off
+def _check_local(directory: str) -> None:
+    """Raise ``ValueError`` when ``directory`` is on NFS, unless :data:`_FORCE_LOCAL` is off
     (PFIO 2.x's name)."""
     if _FORCE_LOCAL:
-        check_local_disk(path)
+        check_local_disk(directory)
 
 
 class FileCache(IndexFileCache):

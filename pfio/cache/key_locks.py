@@ -45,7 +45,8 @@ def _offset(prefix: str) -> int:
 
 
 def _lock(fd: int, prefix: str, wait: bool) -> bool:
-    if not BYTE_LOCKS:
+    command = _OFD_WAIT if wait else _OFD_TRY
+    if not BYTE_LOCKS or command is None:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -53,7 +54,7 @@ def _lock(fd: int, prefix: str, wait: bool) -> bool:
         return True
     request = struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, _offset(prefix), 1, 0)
     try:
-        fcntl.fcntl(fd, _OFD_WAIT if wait else _OFD_TRY, request)
+        fcntl.fcntl(fd, command, request)
     except (BlockingIOError, PermissionError):  # EAGAIN or EACCES: someone holds it
         return False
     return True

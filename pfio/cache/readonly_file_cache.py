@@ -53,11 +53,12 @@ class ReadOnlyFileCache(SharedCache):
         Raises:
             IndexError: ``i`` is out of range.
         """
-        if self.closed:
+        mapped = self._map
+        if self.closed or mapped is None:  # both or neither: closed until preloaded
             return None
         check_index(i, self.length)
-        offset, size = ENTRY.unpack_from(self._map, i * ENTRY.size)
-        data = self._map[offset:offset + size]
+        offset, size = ENTRY.unpack_from(mapped, i * ENTRY.size)
+        data = mapped[offset:offset + size]
         return pickle.loads(data) if self.do_pickle and data else data
 
     def put(self, i: int, data: Any) -> bool:

@@ -54,5 +54,5 @@ def same_version(meta: dict[str, Any], st: FileStat) -> bool:
     now = signature(st)
     recorded = _unquoted(meta.get("etag"))
     if recorded and now["etag"]:
-        return recorded == now["etag"] and meta.get("size") == now["size"]
-    return meta.get("size") == now["size"] and meta.get("mtime") == now["mtime"]
+        return bool(recorded == now["etag"] and meta.get("size") == now["size"])
+    return bool(meta.get("size") == now["size"] and meta.get("mtime") == now["mtime"])

@@ -86,7 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     _configure_logging(args.verbose)
     warn_in_memory(args.command, urls_of(args))
     try:
-        return args.handler(args)
+        status: int = args.handler(args)
+        return status
     except UsageError as e:
         sys.stderr.write(f"pfio {args.command}: error: {describe_error(e)}\n")
         return 2

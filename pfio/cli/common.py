@@ -9,7 +9,7 @@ import shutil
 import sys
 import textwrap
 from collections.abc import Callable, Iterable, Iterator
-from typing import IO, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from .._uri import parse_uri, split_container_path
 from ..fs import resolver
@@ -29,13 +29,17 @@ T = TypeVar("T")
 
 Handler = Callable[[argparse.Namespace], int]
 
+if TYPE_CHECKING:
+    #: what ``ArgumentParser.add_subparsers`` returns (a generic class only to typeshed)
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
 
 class UsageError(Exception):
     """A command line that parses but does not make sense (exit status 2)."""
 
 
-def add_command(subparsers: Any, name: str, summary: str, description: str, examples: str,
-                handler: Handler, **options: Any) -> argparse.ArgumentParser:
+def add_command(subparsers: Subparsers, name: str, summary: str, description: str,
+                examples: str, handler: Handler, **options: Any) -> argparse.ArgumentParser:
     """Add the command ``name`` to the ``pfio`` command's ``subparsers``: ``summary`` in
     ``pfio --help``; ``description`` and ``examples`` (lines starting ``  pfio name``) in
     ``pfio name --help``, the description wrapped. ``handler(args)`` runs it and returns
@@ -160,7 +164,9 @@ def copy_file(src: FS, src_path: str, dst: FS, dst_path: str, **open_options: An
 def binary_stdout() -> IO[bytes]:
     """Standard output as a binary stream (text written so far is flushed first)."""
     sys.stdout.flush()
-    return getattr(sys.stdout, "buffer", sys.stdout)
+    stdout: Any = sys.stdout  # a TextIO with a buffer, or a binary stream put in its place
+    binary: IO[bytes] = getattr(stdout, "buffer", stdout)
+    return binary
 
 
 def flush_stdout() -> None:

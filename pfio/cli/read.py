@@ -205,14 +205,16 @@ def _digester(algorithm: str) -> Callable[[IO[bytes]], str]:
                 h.update(chunk)
             return h.hexdigest()
         return hashed
+    update: Callable[[bytes, int], int]
     if algorithm == "crc32":
         update = crc32
     elif algorithm == "crc32c":
         try:
-            from awscrt.checksums import crc32c as update
+            from awscrt.checksums import crc32c
         except ImportError:
             raise ValueError("--algorithm crc32c needs the awscrt package "
                              "(pip install awscrt)") from None
+        update = crc32c
     else:
         raise ValueError(f"unknown checksum algorithm {algorithm!r}: one of {ALGORITHMS}")
 

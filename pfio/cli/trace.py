@@ -7,7 +7,7 @@ import glob
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 _DESCRIPTION = """\
 Combine the trace files of a run made with PFIO_TRACE=<file> (each process writes
@@ -24,8 +24,11 @@ examples:
   pfio trace summary demo-output/trace-parts/
   pfio trace merge /tmp/run.json -o /tmp/run-merged.json   # load it in ui.perfetto.dev"""
 
+if TYPE_CHECKING:
+    from .common import Subparsers
 
-def add_trace_parser(subparsers: Any) -> argparse.ArgumentParser:
+
+def add_trace_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     """Add the ``trace`` command to the ``pfio`` command's ``subparsers``; the parsed
     arguments carry ``handler``, the function that runs it."""
     parser = subparsers.add_parser(

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._uri import parse_uri
 from ..api import from_url
 from .common import UsageError, add_command
+
+if TYPE_CHECKING:
+    from ..fs.base import FS
+    from ..fs.s3 import S3
 
 _AGE = re.compile(r"(\d+(?:\.\d+)?)([smhd]?)")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -54,13 +58,24 @@ def _split(url: str) -> tuple[str, str]:
     return f"s3://{uri.netloc}", uri.path.lstrip("/")
 
 
+def _s3(fs: FS, bucket: str) -> S3:
+    """``fs``, the filesystem of ``bucket``, as pfio's S3 (uploads are its own)."""
+    from ..fs.s3.uploads import require_s3
+
+    try:
+        return require_s3(fs)
+    except ValueError:
+        raise UsageError(f"{bucket} is served by {type(fs).__name__}, not pfio's S3: "
+                         "it has no uploads") from None
+
+
 def ls_uploads(url: str) -> int:
     """Print the uploads in progress under ``url``: started (UTC), key, upload id."""
     from ..fs.s3.uploads import list_uploads
 
     bucket, prefix = _split(url)
     with from_url(bucket) as fs:
-        for upload in list_uploads(fs, prefix):
+        for upload in list_uploads(_s3(fs, bucket), prefix):
             sys.stdout.write(f"{upload.initiated:%Y-%m-%d %H:%M:%S}  {upload.url}  "
                              f"{upload.upload_id}\n")
     return 0
@@ -73,6 +88,6 @@ def abort_old(url: str, older_than: float) -> int:
 
     bucket, prefix = _split(url)
     with from_url(bucket) as fs:
-        for upload in abort_uploads(fs, prefix, older_than):
+        for upload in abort_uploads(_s3(fs, bucket), prefix, older_than):
             sys.stdout.write(f"aborted {upload.url}  {upload.upload_id}\n")
     return 0

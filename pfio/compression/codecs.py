@@ -12,10 +12,30 @@ import lzma
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, TYPE_CHECKING, Protocol
 
 from . import zstd
 from .decoder import DecoderReader
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+
+class Decompressed(Protocol):
+    """What a codec's reader returns (a ``DecoderReader``, ``BZ2File``, ``LZMAFile``)."""
+
+    def readinto(self, buffer: Buffer, /) -> int: ...
+
+    def close(self) -> None: ...
+
+
+class Compressing(Protocol):
+    """What a codec's writer returns (a ``GzipFile``, ``BZ2File``, ``LZMAFile``, or
+    zstandard's stream writer)."""
+
+    def write(self, data: Buffer, /) -> int: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -35,8 +55,8 @@ class Codec:
     name: str
     extensions: tuple[str, ...]
     magic: bytes
-    reader: Callable[[IO[bytes]], IO[bytes]]
-    writer: Callable[[IO[bytes], int | None], IO[bytes]]
+    reader: Callable[[IO[bytes]], Decompressed]
+    writer: Callable[[IO[bytes], int | None], Compressing]
     decode_errors: Callable[[], tuple[type[BaseException], ...]]
 
     def require(self) -> None:
@@ -49,22 +69,22 @@ class Codec:
             zstd.require()
 
 
-def _gzip_reader(raw: IO[bytes]) -> IO[bytes]:
+def _gzip_reader(raw: IO[bytes]) -> Decompressed:
     # zlib parses the gzip header and checks the CRC and length itself (wbits 16 + 15)
     return DecoderReader(raw, lambda: zlib.decompressobj(16 + zlib.MAX_WBITS), bounded=True)
 
 
-def _gzip_writer(raw: IO[bytes], level: int | None) -> IO[bytes]:
+def _gzip_writer(raw: IO[bytes], level: int | None) -> Compressing:
     # no file name and a zero timestamp in the header: the same bytes give the same file
     return gzip.GzipFile(filename="", mode="wb", fileobj=raw,
                          compresslevel=6 if level is None else level, mtime=0)
 
 
-def _bz2_writer(raw: IO[bytes], level: int | None) -> IO[bytes]:
+def _bz2_writer(raw: IO[bytes], level: int | None) -> Compressing:
     return bz2.BZ2File(raw, "wb", compresslevel=9 if level is None else level)
 
 
-def _xz_writer(raw: IO[bytes], level: int | None) -> IO[bytes]:
+def _xz_writer(raw: IO[bytes], level: int | None) -> Compressing:
     return lzma.LZMAFile(raw, "wb", format=lzma.FORMAT_XZ, preset=level)
 
 

@@ -138,6 +138,7 @@ class DecompressingReader(io.RawIOBase):
 
 def _buffered(raw: IO[bytes]) -> IO[bytes]:
     """``raw`` behind a large read buffer, so that a decoder's small reads stay cheap."""
+    # typeshed wants a RawIOBase; BufferedReader needs only readinto, which any binary file has
     return io.BufferedReader(raw, RAW_BUFFER)  # type: ignore[arg-type]
 
 

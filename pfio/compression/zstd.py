@@ -8,9 +8,12 @@ frame.
 from __future__ import annotations
 
 from types import ModuleType
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from .decoder import DecoderReader
+
+if TYPE_CHECKING:
+    from .codecs import Compressing
 
 #: the compression level when none is given (the zstd command's default)
 DEFAULT_LEVEL = 3
@@ -36,15 +39,16 @@ def decode_errors() -> tuple[type[BaseException], ...]:
     return (EOFError, require().ZstdError)
 
 
-def writer(raw: IO[bytes], level: int | None) -> IO[bytes]:
+def writer(raw: IO[bytes], level: int | None) -> Compressing:
     """A writer compressing into ``raw`` (with a checksum, as the zstd command writes);
     closing it ends the frame and leaves ``raw`` open."""
     compressor = require().ZstdCompressor(level=DEFAULT_LEVEL if level is None else level,
                                           write_checksum=True)
-    return compressor.stream_writer(raw, closefd=False)
+    stream: Compressing = compressor.stream_writer(raw, closefd=False)
+    return stream
 
 
-def reader(raw: IO[bytes]) -> IO[bytes]:
+def reader(raw: IO[bytes]) -> DecoderReader:
     """A reader of the decompressed bytes of ``raw`` (one or more concatenated frames)."""
     context = require().ZstdDecompressor()
     return DecoderReader(raw, context.decompressobj, bounded=False)

@@ -18,6 +18,7 @@ from typing import IO, Any
 
 from ..errors import ArchiveError, MemberNotFoundError
 from ..fs.base import FS, warn_unknown_options
+from ..fs.file_types import as_binary_io
 from ..fs.modes import Mode
 from ..fs.stat import FileStat
 from ..fs.writers import MemoryReader, text_reader
@@ -187,7 +188,7 @@ class Zip(ArchiveFS):
     # -- names: a name as it is in the index is found without normalising it -------------
 
     def _lookup(self, path: str) -> Entry | None:
-        entries = self._index.entries
+        entries = self.index.entries
         entry = entries.get(f"{self.root}/{path}" if self.root else path)
         return entry if entry is not None else entries.get(self._key(path))
 
@@ -232,7 +233,7 @@ class Zip(ArchiveFS):
             self._member_closed()
             raise
         if buffering == 0:
-            return raw
+            return as_binary_io(raw)
         return io.BufferedReader(raw, buffering if buffering > 1 else io.DEFAULT_BUFFER_SIZE)
 
     def _explicit(self, entry: Entry) -> bool:
@@ -248,6 +249,7 @@ class Zip(ArchiveFS):
 
     def _open_writer(self, key: str, mode: Mode, buffering: int, encoding: str | None,
                      errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:
+        assert self._writer is not None  # ArchiveFS calls this only while writing
         return self._writer.open_member(key, mode, buffering, encoding, errors, newline,
                                         size=kwargs.pop("size", None),
                                         compression=kwargs.pop("compression_type", None))

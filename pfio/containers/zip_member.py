@@ -125,7 +125,8 @@ class _Decoder:
             return True
         if self._method == DEFLATED:
             return not self._d.unconsumed_tail
-        return self._d.needs_input
+        needs: bool = self._d.needs_input
+        return needs
 
     def decompress(self, data: bytes, max_length: int) -> bytes:
         """Up to ``max_length`` decoded bytes from ``data`` and what earlier calls left
@@ -138,8 +139,8 @@ class _Decoder:
             data = self._lzma_header[9:]
         if self._method == DEFLATED:
             data = data or self._d.unconsumed_tail
-            return self._d.decompress(data, max_length)
-        return self._d.decompress(data, max_length)
+        decoded: bytes = self._d.decompress(data, max_length)
+        return decoded
 
 
 class MemberStream(SeekableReader):
@@ -149,6 +150,8 @@ class MemberStream(SeekableReader):
     decoding again from its start (a stored member seeks directly). The CRC-32 is checked at
     the end when the member was read from its start. Wrap it in ``io.BufferedReader``.
     """
+
+    _size: int  # always known
 
     def __init__(self, read_at: Callable[[int, int], bytes], data_start: int,
                  info: MemberInfo, size: int, archive: str, name: str, chunk_size: int,

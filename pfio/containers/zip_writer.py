@@ -43,11 +43,11 @@ def compress_type(value: str | int) -> int:
     """
     if value in COMPRESS_TYPES.values():
         return int(value)
-    try:
-        return COMPRESS_TYPES[value]  # type: ignore[index]
-    except (KeyError, TypeError):
+    method = COMPRESS_TYPES.get(value) if isinstance(value, str) else None
+    if method is None:
         raise ValueError(f"unknown zip compression {value!r}; use one of "
-                         f"{', '.join(COMPRESS_TYPES)}") from None
+                         f"{', '.join(COMPRESS_TYPES)}")
+    return method
 
 
 class _Output:
@@ -77,6 +77,9 @@ class _Output:
     def drop(self) -> None:
         self._stream = None
 
+    def close(self) -> None:
+        """Nothing: zipfile never closes a stream it was given (the writer closes it)."""
+
 
 class ArchiveWriter:
     """The state of a zip archive open for writing: one member at a time.
@@ -89,7 +92,7 @@ class ArchiveWriter:
         self._stream = stream
         self._archive = archive
         self._output = _Output(stream)
-        self._zip = zipfile.ZipFile(self._output, "w", compress_type(compression),  # type: ignore[arg-type]
+        self._zip = zipfile.ZipFile(self._output, "w", compress_type(compression),
                                     allowZip64=True, compresslevel=compresslevel)
         self._index = index
         self._member: str | None = None

@@ -31,9 +31,9 @@ def epoch_order(size: int, seed: int, epoch: int) -> list[int]:
     return torch.randperm(size, generator=generator).tolist()
 
 
-def make_loader(dataset: torch.utils.data.Dataset, order: Sequence[int], batch_size: int,
+def make_loader(dataset: torch.utils.data.Dataset[Any], order: Sequence[int], batch_size: int,
                 workers: int, state: dict[str, Any] | None = None,
-                done_batches: int = 0) -> torch.utils.data.DataLoader:
+                done_batches: int = 0) -> torch.utils.data.DataLoader[Any]:
     """A loader of ``dataset`` in ``order``, ``batch_size`` samples a batch.
 
     Args:
@@ -53,10 +53,11 @@ def make_loader(dataset: torch.utils.data.Dataset, order: Sequence[int], batch_s
                                     sampler=list(order))
     if state is not None:
         loader.load_state_dict(state)
-    return loader
+    stateful: torch.utils.data.DataLoader[Any] = loader  # torchdata has no type hints
+    return stateful
 
 
-def loader_state(loader: torch.utils.data.DataLoader) -> dict[str, Any] | None:
+def loader_state(loader: torch.utils.data.DataLoader[Any]) -> dict[str, Any] | None:
     """The loader's place in its epoch, for a checkpoint (None: it keeps none)."""
     state_dict = getattr(loader, "state_dict", None)
     return state_dict() if callable(state_dict) else None

@@ -19,7 +19,8 @@ class SmallCNN(nn.Module):
         self.classifier = nn.Linear(32 * 8 * 8, classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.classifier(self.features(x).flatten(1))
+        logits: torch.Tensor = self.classifier(self.features(x).flatten(1))
+        return logits
 
 
 def to_tensor(image: np.ndarray) -> torch.Tensor:

@@ -13,13 +13,16 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .options import EpochStats, Options, default_workers
 
 logger = logging.getLogger(__name__)
 
 BUCKET = "pfio-demo"
+
+if TYPE_CHECKING:
+    from ..cli.common import Subparsers
 
 
 #: what a run writes into its output folder (removed first: every run starts clean)
@@ -33,7 +36,7 @@ DESCRIPTION = ("Train a small CNN on images in a zip on S3, through pfio: an emb
                "standard output.")
 
 
-def add_demo_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_demo_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     """Add ``pfio demo`` to the ``pfio`` command's sub-commands."""
     parser = subparsers.add_parser("demo", help="train end to end on an embedded S3 server",
                                    description=DESCRIPTION)

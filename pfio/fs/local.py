@@ -7,17 +7,20 @@ import io
 import logging
 import os
 import shutil
-
-# the C implementation, out of reach of patches applied to builtins.open / io.open
-from _io import DEFAULT_BUFFER_SIZE, BufferedReader, FileIO
-from _io import open as _open_file
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from .._uri import URI, confined_name, join_confined
 from ..trace import hook
 from .base import FS, warn_unknown_options
 from .modes import Mode
+
+if TYPE_CHECKING:  # io's names are _io's objects; mypy 1.13's typeshed has no _io stub
+    from io import DEFAULT_BUFFER_SIZE, BufferedReader, FileIO
+    from io import open as _open_file
+else:  # the C implementation, out of reach of patches applied to builtins.open / io.open
+    from _io import DEFAULT_BUFFER_SIZE, BufferedReader, FileIO
+    from _io import open as _open_file
 from .stat import FileStat
 from .writers import AtomicSink, atomic_writer, is_temporary_name, temporary_name
 
@@ -57,7 +60,8 @@ def binary_reader(os_path: str, reader_class: type[BufferedReader] = BufferedRea
     OS whether the file is a terminal, which decides line buffering, a thing binary files do
     not have. ``reader_class`` is the ``io.BufferedReader`` (sub)class to build."""
     raw = FileIO(os_path)
-    size = raw._blksize  # type: ignore[attr-defined]  # what io.open sizes the buffer by
+    # what io.open sizes the buffer by (a CPython attribute typeshed does not declare)
+    size = raw._blksize  # type: ignore[attr-defined]
     return reader_class(raw, size if size > 1 else DEFAULT_BUFFER_SIZE)
 
 
@@ -180,6 +184,7 @@ class Local(FS):
 
     # for the tracer: ``open(path, "rb")`` is ``binary_reader(self._path(path))``, so while
     # tracing it builds such files itself, as readers that count their own reads
+    # (an attribute of the function: mypy knows none on a def)
     open.local_reader = (_path, binary_reader)  # type: ignore[attr-defined]
 
     def _open(self, path: str, mode: Mode, buffering: int, encoding: str | None,

@@ -34,7 +34,7 @@ class _File:
         self.mtime = time.time()
 
 
-class _Dir(dict):
+class _Dir(dict[str, "_File | _Dir"]):
     """A directory: name -> _File | _Dir."""
 
     __slots__ = ("mtime",)
@@ -165,7 +165,7 @@ class MemoryFS(FS):
                 node = None
             if isinstance(node, _Dir) or not parts:
                 raise IsADirectoryError(errno.EISDIR, "is a directory", self._url(parts))
-            if mode.kind == "r":
+            if mode.kind == "r" and node is not None:  # (a missing file raised above)
                 return MemoryReader(node.data, self._url(parts))
             if mode.kind == "x" and node is not None:
                 raise FileExistsError(errno.EEXIST, "file exists", self._url(parts))

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import stat as _stat
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from .._uri import parent_directories
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 
 class FileStat:
@@ -42,7 +46,8 @@ class FileStat:
             setattr(self, key, value)
 
     @classmethod
-    def directory(cls, filename: str, last_modified: float | None = None, **extra: object):
+    def directory(cls, filename: str, last_modified: float | None = None,
+                  **extra: object) -> Self:
         """A stat for a directory named ``filename``."""
         return cls(filename, 0, _stat.S_IFDIR | 0o755, last_modified, **extra)
 

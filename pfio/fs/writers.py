@@ -147,6 +147,8 @@ class AtomicBufferedWriter(io.BufferedWriter):
     while flushing, publishes nothing.
     """
 
+    raw: AtomicSink
+
     def __init__(self, raw: AtomicSink, buffer_size: int = io.DEFAULT_BUFFER_SIZE) -> None:
         super().__init__(raw, buffer_size)
 
@@ -183,6 +185,8 @@ class AtomicBufferedWriter(io.BufferedWriter):
 class AtomicTextWriter(io.TextIOWrapper):
     """Text mode over an :class:`AtomicBufferedWriter`, with the same all-or-nothing close."""
 
+    buffer: AtomicBufferedWriter
+
     def abort(self) -> None:
         """Publish nothing when this file is closed."""
         self.buffer.abort()
@@ -207,6 +211,20 @@ def sink_of(f: Any) -> AtomicSink | None:
         if f is None:
             return None
     return f
+
+
+def discard(f: Any) -> None:
+    """Make ``f``, a writer of a pfio filesystem, publish nothing when it is closed (what
+    its ``abort()`` does).
+
+    Raises:
+        io.UnsupportedOperation: ``f`` writes in place: it cannot discard.
+    """
+    sink = sink_of(f)
+    if sink is None:
+        raise io.UnsupportedOperation(f"{getattr(f, 'name', f)!r} is written in place: "
+                                      "what was written cannot be discarded")
+    sink.abort()
 
 
 class KeepingBufferedWriter(AtomicBufferedWriter):
@@ -234,7 +252,7 @@ def atomic_writer(
     newline: str | None = None,
     buffer_size: int = io.DEFAULT_BUFFER_SIZE,
     keeping: bool = False,
-) -> io.IOBase:
+) -> AtomicBufferedWriter | AtomicTextWriter:
     """Wrap ``sink`` for ``mode``: a buffered binary writer, or a text writer on top of one.
     With ``keeping`` the sink gets large ``bytes`` as they are
     (:class:`KeepingBufferedWriter`)."""

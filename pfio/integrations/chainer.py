@@ -29,13 +29,14 @@ from .image_items import collect
 from .image_reader import ImageReader
 
 chainer = import_chainer()
-from chainer.serializers import npz  # noqa: E402 - after the NumPy 2 shim
+from chainer.dataset.dataset_mixin import DatasetMixin  # noqa: E402 - after the NumPy 2 shim
+from chainer.serializers import npz  # noqa: E402
 from chainer.training.extensions import snapshot_writers  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
 
-class PfioImageDataset(chainer.dataset.DatasetMixin):
+class PfioImageDataset(DatasetMixin):
     """Images and labels from a directory, a zip/tar container, a list file or a list of URLs.
 
     Examples are ``(image, label)`` in Chainer's convention (as ``LabeledImageDataset``): the
@@ -77,7 +78,7 @@ class PfioSnapshotWriter(snapshot_writers.Writer):
                  n_retains: int | None = None) -> None:
         super().__init__()
         self.url = url.rstrip("/")
-        self._savefun = savefun or npz.save_npz
+        self._savefun: Callable[..., Any] = savefun or npz.save_npz
         self.n_retains = n_retains
         self._written: list[str] = []
 
@@ -109,7 +110,8 @@ def autoload(target: Any, url: str, filename: str = "snapshot_iter_{.updater.ite
     pattern = _format_pattern(filename)
     try:
         with from_url(url) as fs:
-            names = sorted((n for n in fs.list() if pattern.match(n)), key=natural_key)
+            names: list[str] = sorted((n for n in fs.list() if pattern.match(n)),
+                                      key=natural_key)
     except FileNotFoundError:
         return None
     if not names:

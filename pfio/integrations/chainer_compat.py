@@ -14,8 +14,8 @@ def import_chainer() -> ModuleType:
     """Import and return ``chainer``, restoring ``numpy.sctypes`` first on NumPy 2."""
     import numpy as np
 
-    if not hasattr(np, "sctypes"):
-        np.sctypes = {
+    if not hasattr(np, "sctypes"):  # (set through vars: NumPy 2's stubs have no sctypes)
+        vars(np)["sctypes"] = {
             "int": [np.int8, np.int16, np.int32, np.int64],
             "uint": [np.uint8, np.uint16, np.uint32, np.uint64],
             "float": [np.float16, np.float32, np.float64, np.longdouble],

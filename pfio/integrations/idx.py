@@ -192,10 +192,12 @@ class IDXFile:
             self._file = self._fs().open(self._name, "rb")
         read_at = getattr(self._file, "read_at", None)
         if read_at is not None:
-            return read_at(offset, size)
+            data: bytes = read_at(offset, size)
+            return data
         with self._lock:
             self._file.seek(offset)
-            return self._file.read(size)
+            data = self._file.read(size)
+            return data
 
     def _decompressed_copy(self) -> str:
         """The path of the cached decompressed copy, made now when it is missing."""

@@ -203,8 +203,8 @@ def decode_image(data: bytes, decoder: str = "cv2") -> Any:
         from PIL import Image, UnidentifiedImageError
 
         try:
-            with Image.open(io.BytesIO(data)) as image:
-                return image.convert("RGB")
+            with Image.open(io.BytesIO(data)) as picture:
+                return picture.convert("RGB")
         except UnidentifiedImageError as exc:
             raise ValueError(f"PIL could not decode the image bytes: {exc}") from None
     raise ValueError(f"unknown decoder {decoder!r}: use 'cv2' or 'pil'")

@@ -43,7 +43,8 @@ class ImageReader:
         path = self.items.path(index)
         if self._filesystems is None:
             with open_url(path, "rb") as f:
-                return f.read()
+                data: bytes = f.read()
+                return data
         return self._filesystems.read(0, path)
 
     def image(self, index: int) -> Any:

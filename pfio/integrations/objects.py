@@ -26,6 +26,7 @@ import numpy as np
 
 from .._uri import netloc_host, parse_uri
 from ..api import from_url
+from ..fs.file_types import read_into
 from .dataset_io import DEFAULT_WINDOW, ProcessFilesystems, checked_index, fetch_ahead
 from .image_items import NameTable
 
@@ -222,7 +223,7 @@ class PfioObject(io.BufferedIOBase):
         return self.read(size)
 
     def readinto(self, buffer: Any) -> int:
-        return self._f().readinto(buffer)  # type: ignore[attr-defined]
+        return read_into(self._f(), buffer) or 0  # (a buffered file never answers None)
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         return self._f().seek(offset, whence)

@@ -32,7 +32,8 @@ from ..patches.snapshots import natural_key
 
 def snapshot_writer(url: str, **kwargs: Any) -> Any:
     """A PPE ``SimpleWriter`` that writes snapshots under ``url`` (kwargs go to the writer)."""
-    from pytorch_pfn_extras.writing import SimpleWriter
+    # (where the class is defined: the package's __init__ does not re-export it to mypy)
+    from pytorch_pfn_extras.writing._simple_writer import SimpleWriter
 
     return SimpleWriter(fs=SnapshotFS(from_url(url, create=True)), out_dir="", **kwargs)
 
@@ -43,6 +44,7 @@ class SnapshotTime(float):
     ``snapshot_iter_10``)."""
 
     __slots__ = ("key",)
+    key: list[Any]
 
     def __new__(cls, seconds: float, name: str) -> SnapshotTime:
         time = super().__new__(cls, seconds)
@@ -66,14 +68,14 @@ class SnapshotTime(float):
         return float.__lt__(self, other) if pair is None else pair[0] < pair[1]
 
     def __le__(self, other: Any) -> bool:
-        return self < other or self == other
+        return bool(self < other or self == other)
 
     def __gt__(self, other: Any) -> bool:
         pair = self._order(other)
         return float.__gt__(self, other) if pair is None else pair[0] > pair[1]
 
     def __ge__(self, other: Any) -> bool:
-        return self > other or self == other
+        return bool(self > other or self == other)
 
     __hash__ = float.__hash__
 

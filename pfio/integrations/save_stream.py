@@ -36,7 +36,8 @@ class SaveStream:
         try:
             if self._discard is not None and self._discard.is_set():
                 raise SaveDiscarded(f"the save of {redact(self._url)} was discarded")
-            return self._f.write(b)
+            written: int = self._f.write(b)
+            return written
         except BaseException as exc:
             if self.error is None:
                 self.error = exc

@@ -24,11 +24,11 @@ def abort_stale_uploads(url: str, older_than: float | None,
     them is logged, not raised: it must not stop a save."""
     if older_than is None or not url.startswith("s3://"):
         return 0
-    from ..fs.s3.uploads import abort_uploads
+    from ..fs.s3.uploads import abort_uploads, require_s3
 
     try:
         with from_url(url, **(options or {})) as fs:
-            aborted = abort_uploads(fs, "", older_than)
+            aborted = abort_uploads(require_s3(fs), "", older_than)
     except OSError as exc:
         logger.warning("could not look for stale multipart uploads under %s: %s",
                        redact(url), exc)

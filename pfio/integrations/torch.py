@@ -28,6 +28,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from torch.utils.data import Dataset
 
 from . import idx
@@ -39,7 +40,7 @@ from .torch_tfrecord import PfioTFRecordDataset
 from .torch_webdataset import PfioWebDataset
 
 
-class IDXDataset(idx.IDXDataset, Dataset):
+class IDXDataset(idx.IDXDataset, Dataset[tuple[np.ndarray, int]]):
     """:class:`pfio.integrations.idx.IDXDataset` as a ``torch.utils.data.Dataset``.
 
     Items are ``(numpy array, int label)``; the default collate function of ``DataLoader``

@@ -14,7 +14,7 @@ from .shards import SampleStream, expand_urls, iter_members
 from .shards.plan import Place, epoch_order, reader_items
 
 
-class PfioImageDataset(torch.utils.data.Dataset):
+class PfioImageDataset(torch.utils.data.Dataset[tuple[Any, Any]]):
     """Images and labels from a directory, a zip/tar container, a list file or a list of URLs.
 
     Items are ``(image, label)``: images are HWC uint8 RGB arrays (``decoder="cv2"``) or RGB PIL
@@ -88,7 +88,7 @@ class PfioImageDataset(torch.utils.data.Dataset):
         return items
 
 
-class PfioShardDataset(torch.utils.data.IterableDataset):
+class PfioShardDataset(torch.utils.data.IterableDataset[tuple[Any, int]]):
     """Images read front to back from shards (tar, tar.gz or zip files on any filesystem).
 
     Each shard is read by exactly one DataLoader worker of one rank (see

@@ -49,7 +49,7 @@ def schedule(weights: Sequence[float], seed: int, epoch: int) -> Iterator[int]:
         yield from picks
 
 
-class PfioMixedDataset(torch.utils.data.IterableDataset):
+class PfioMixedDataset(torch.utils.data.IterableDataset[Any]):
     """Samples of ``datasets`` (indexed :class:`PfioWebDataset` of one rank layout) in the
     proportions ``weights`` (see the module docstring). Each sample goes through its own
     dataset's decoder and transform.
@@ -104,7 +104,7 @@ class PfioMixedDataset(torch.utils.data.IterableDataset):
             shares.append(source.epochs.share(self.epoch, source.history_of(self.epoch),
                                               d.rank, d.world_size))
         taken = [0] * len(shares)
-        out = []
+        out: list[tuple[int, int]] = []
         for n, i in enumerate(schedule(self.weights, self.seed, self.epoch)):
             if n < self.start:
                 continue

@@ -39,7 +39,7 @@ def identity(obj: PfioObject) -> PfioObject:
     return obj
 
 
-class PfioObjectDataset(torch.utils.data.Dataset):
+class PfioObjectDataset(torch.utils.data.Dataset[Any]):
     """A map-style dataset of objects: item ``i`` is ``transform(object i)``, objects sorted
     by name. Make one with :meth:`from_prefix` or :meth:`from_objects`.
 
@@ -114,7 +114,7 @@ class PfioObjectDataset(torch.utils.data.Dataset):
                 for obj in self.reader.fetch_many(checked, self.fetch_ahead)]
 
 
-class PfioObjectIterableDataset(torch.utils.data.IterableDataset):
+class PfioObjectIterableDataset(torch.utils.data.IterableDataset[Any]):
     """An iterable dataset of objects, split by object across distributed ranks and
     DataLoader workers; resumable with torchdata's ``StatefulDataLoader``.
 
@@ -194,9 +194,11 @@ class PfioObjectIterableDataset(torch.utils.data.IterableDataset):
         rank, world_size = self.rank, self.world_size
         if not self.enable_sharding:
             rank, world_size, worker, workers = 0, 1, 0, 1
-        return reader_plan(len(self.reader), epoch=self.epoch, seed=self.seed,
+        plan = reader_plan(len(self.reader), epoch=self.epoch, seed=self.seed,
                            shuffle=self.shuffle, rank=rank, world_size=world_size,
-                           worker=worker, num_workers=workers, even=self.even).tolist()
+                           worker=worker, num_workers=workers, even=self.even)
+        indices: list[int] = plan.tolist()
+        return indices
 
     def __iter__(self) -> Iterator[Any]:
         start, self._resume_at = self._resume_at, 0

@@ -89,7 +89,7 @@ class PfioTFRecordDataset(ShardStreamDataset):
     def _order(self, epoch: int) -> list[str]:
         return epoch_order(self.shards, self.seed, epoch, self.shuffle_buffer > 1)
 
-    def stream(self, place: Place, epoch: int) -> SampleStream:
+    def stream(self, place: Place, epoch: int) -> SampleStream[bytes]:
         """The records ``place`` yields in ``epoch``, as a resumable stream."""
         order = self._order(epoch)
         return SampleStream(
@@ -104,7 +104,8 @@ class PfioTFRecordDataset(ShardStreamDataset):
 def _decoder(parse: Any) -> Callable[[bytes], Any] | None:
     """The function applied to each record for ``parse``."""
     if parse is None or callable(parse):
-        return parse
+        given: Callable[[bytes], Any] | None = parse
+        return given
     from .tfrecord.example import check_features, parse_example
 
     if parse == "example":

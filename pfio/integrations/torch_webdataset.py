@@ -19,7 +19,7 @@ from .torch_datasets import distributed_place, worker_place
 from .torch_indexed import IndexedIterator, IndexedSource
 
 
-class ShardStreamDataset(torch.utils.data.IterableDataset):
+class ShardStreamDataset(torch.utils.data.IterableDataset[Any]):
     """What the iterable datasets over shards share: an epoch, the placement of shards on
     ranks and DataLoader workers, and iterators with per-worker state for torchdata's
     ``StatefulDataLoader``. A subclass sets ``shards``, ``rank``, ``world_size`` and
@@ -44,7 +44,7 @@ class ShardStreamDataset(torch.utils.data.IterableDataset):
         """All shards in the order of ``epoch``."""
         raise NotImplementedError
 
-    def stream(self, place: Place, epoch: int) -> SampleStream:
+    def stream(self, place: Place, epoch: int) -> SampleStream[Any]:
         """The samples ``place`` yields in ``epoch``, as a resumable stream."""
         raise NotImplementedError
 
@@ -257,7 +257,7 @@ class PfioWebDataset(ShardStreamDataset):
     def _order(self, epoch: int) -> list[str]:
         return epoch_order(self.shards, self.seed, epoch, self.shuffle_shards)
 
-    def stream(self, place: Place, epoch: int) -> SampleStream:
+    def stream(self, place: Place, epoch: int) -> SampleStream[Any]:
         """The samples ``place`` yields in ``epoch``."""
         order = self._order(epoch)
         target = None

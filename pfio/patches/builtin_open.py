@@ -72,13 +72,14 @@ def _replace_open(original: Any) -> Any:
 def _options(buffering: int, encoding: str | None, errors: str | None,
              newline: str | None) -> dict[str, Any]:
     """The keyword arguments of ``open_url`` that ``open``'s arguments set."""
-    options = {"encoding": encoding, "errors": errors, "newline": newline}
+    options: dict[str, Any] = {"encoding": encoding, "errors": errors, "newline": newline}
     if buffering != -1:
         options["buffering"] = buffering
     return {k: v for k, v in options.items() if v is not None}
 
 
-def _low_level_file(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+def _low_level_file(wrapped: Any, instance: Any,
+                    args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``tarfile``'s stream modes (``"r|*"``, ``"w|gz"``) open a path with ``os.open``
     through ``tarfile._LowLevelFile``; a URL is opened with pfio instead (it has the same
     ``read``, ``write`` and ``close``)."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import glob as _glob
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from .locate import directory, stat_url
 from .machinery import PatchSpec, define_target
@@ -37,7 +37,8 @@ def _matches(pattern: str, recursive: bool, include_hidden: bool) -> Iterator[st
     hidden_ok = include_hidden or any(p.startswith(".") for p in rest)
     try:
         fs = directory(top)
-        names = fs.glob("/".join(rest))
+        # FS.glob's "list[str]" reads ``list`` as the method FS.list (pfio/fs/base.py)
+        names = cast("list[str]", fs.glob("/".join(rest)))
     except (FileNotFoundError, NotADirectoryError):
         return
     base = top if top.endswith("/") else top + "/"
@@ -51,7 +52,7 @@ def _matches(pattern: str, recursive: bool, include_hidden: bool) -> Iterator[st
             yield base + name + "/"
 
 
-def _iglob(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+def _iglob(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     pathname = args[0] if args else kwargs.get("pathname")
     root_dir = kwargs.get("root_dir")
     recursive = kwargs.get("recursive", False)
@@ -64,7 +65,7 @@ def _iglob(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
     return wrapped(*args, **kwargs)
 
 
-def _glob_list(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+def _glob_list(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     pathname = args[0] if args else kwargs.get("pathname")
     if is_remote(pathname) or is_remote(kwargs.get("root_dir")):
         return list(_iglob(None, None, args, kwargs))

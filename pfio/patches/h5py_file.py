@@ -17,10 +17,11 @@ from .leases import LeasedFile, opened, remote_constructor
 from .machinery import PatchSpec, define_target
 
 
-def _remote_class(base: type) -> type:
+def _remote_class(base: type[Any]) -> type:
     """A subclass of ``h5py.File`` that opens a URL through a :class:`~.leases.Lease`."""
 
-    class File(LeasedFile, base):  # type: ignore[misc, valid-type]
+    # (the library's class is the base, known only at run time)
+    class File(LeasedFile, base):  # type: ignore[misc]
         def __init__(self, url: str, mode: str = "r", *args: Any, **kwargs: Any) -> None:
             self._pfio_lease = opened(
                 url, mode == "r", mode in ("a", "r+"),

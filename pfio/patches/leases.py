@@ -59,14 +59,14 @@ class LeasedFile:
 
     def close(self) -> None:
         try:
-            super().close()  # type: ignore[misc]
+            super().close()  # type: ignore[misc]  # the library class's, after this mixin
         finally:
             if self._pfio_lease is not None:
                 self._pfio_lease.release()
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         try:
-            super().close()  # type: ignore[misc]
+            super().close()  # type: ignore[misc]  # the library class's, after this mixin
         finally:
             if self._pfio_lease is not None:
                 self._pfio_lease.release(exc)
@@ -78,7 +78,8 @@ def remote_constructor(make_class: Callable[[type], type]) -> Callable[..., Any]
     named as ``cls``); anything else goes to ``cls`` untouched."""
     classes: dict[type, type] = {}
 
-    def construct(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    def construct(wrapped: Any, instance: Any,
+                  args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if not (args and is_remote(args[0])):
             return wrapped(*args, **kwargs)
         cls = classes.get(wrapped)

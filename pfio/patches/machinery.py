@@ -46,7 +46,7 @@ def started_by_multiprocessing() -> bool:
                for arg in getattr(sys, "orig_argv", ()))
 
 
-Wrapper = Callable[[Callable[..., Any], Any, tuple, dict], Any]
+Wrapper = Callable[[Callable[..., Any], Any, tuple[Any, ...], dict[str, Any]], Any]
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,7 @@ class PatchSpec:
 
         if self.replace is not None:
             return self.replace(original)
+        assert self.wrapper is not None  # one of them is given (__post_init__)
         return wrapt.FunctionWrapper(original, _url_as_str(self.wrapper, *self.path))
 
 
@@ -88,7 +89,8 @@ def _url_as_str(wrapper: Wrapper, position: int, keyword: str) -> Wrapper:
     another library) as the URL string, as wrappers test for."""
     from .targets import remote_path
 
-    def wrap(wrapped: Callable[..., Any], instance: Any, args: tuple, kwargs: dict) -> Any:
+    def wrap(wrapped: Callable[..., Any], instance: Any,
+             args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if len(args) > position:
             if type(args[position]) is not str:
                 url = remote_path(args[position])

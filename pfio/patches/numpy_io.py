@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import lzma
 from collections.abc import Callable
 from typing import IO, Any
@@ -27,7 +28,7 @@ from .machinery import PatchSpec, define_target
 from .targets import is_remote, local_copy, note_written, upload_on_success
 
 #: how ``loadtxt``/``genfromtxt`` open a compressed file, by suffix (as NumPy's own table)
-_DECOMPRESSORS: dict[str, Callable[[IO[bytes]], IO[bytes]]] = {
+_DECOMPRESSORS: dict[str, Callable[[IO[bytes]], io.BufferedIOBase]] = {
     ".gz": lambda f: gzip.GzipFile(fileobj=f),
     ".bz2": bz2.BZ2File,
     ".xz": lzma.LZMAFile,
@@ -35,7 +36,8 @@ _DECOMPRESSORS: dict[str, Callable[[IO[bytes]], IO[bytes]]] = {
 }
 
 
-def _path_argument(args: tuple, kwargs: dict, name: str) -> tuple[Any, tuple, dict]:
+def _path_argument(args: tuple[Any, ...], kwargs: dict[str, Any],
+                   name: str) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
     """``(path, other positional arguments, other keyword arguments)`` of a call whose path
     is the first positional argument or the keyword ``name``."""
     if args:
@@ -43,7 +45,7 @@ def _path_argument(args: tuple, kwargs: dict, name: str) -> tuple[Any, tuple, di
     return kwargs.get(name), (), {k: v for k, v in kwargs.items() if k != name}
 
 
-def _load(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+def _load(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     url, rest, others = _path_argument(args, kwargs, "file")
     if not is_remote(url):
         return wrapped(*args, **kwargs)
@@ -63,7 +65,7 @@ def _load(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
     return result
 
 
-def _save(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+def _save(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     url, rest, others = _path_argument(args, kwargs, "file")
     if not is_remote(url):
         return wrapped(*args, **kwargs)
@@ -78,7 +80,7 @@ def _writer(parameter: str, extension: str = "") -> Any:
     it writes a local file uploaded when the call returns, to the URL with ``extension``
     appended when it does not end with it (as NumPy does for paths)."""
 
-    def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    def wrapper(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         url, rest, others = _path_argument(args, kwargs, parameter)
         if not is_remote(url):
             return wrapped(*args, **kwargs)
@@ -90,7 +92,7 @@ def _writer(parameter: str, extension: str = "") -> Any:
     return wrapper
 
 
-def _loadtext(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+def _loadtext(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     url, rest, others = _path_argument(args, kwargs, "fname")
     if not is_remote(url):
         return wrapped(*args, **kwargs)

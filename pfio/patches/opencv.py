@@ -16,16 +16,21 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import wrapt
 
 from .machinery import PatchSpec, define_target
 from .targets import is_remote, local_copy, upload_on_success
 
+if TYPE_CHECKING:  # generic to wrapt's stubs only: ObjectProxy[...] fails at run time
+    _Proxy = wrapt.ObjectProxy[Any]
+else:
+    _Proxy = wrapt.ObjectProxy
+
 
 def _read(missing: Any) -> Any:
-    def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    def wrapper(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if not (args and is_remote(args[0])):
             return wrapped(*args, **kwargs)
         try:
@@ -37,7 +42,7 @@ def _read(missing: Any) -> Any:
     return wrapper
 
 
-def _imwrite(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+def _imwrite(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if not (args and is_remote(args[0])):
         return wrapped(*args, **kwargs)
     with upload_on_success(args[0]) as path:
@@ -47,7 +52,8 @@ def _imwrite(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         return ok
 
 
-def _video_capture(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+def _video_capture(wrapped: Any, instance: Any,
+                   args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if not (args and is_remote(args[0])):
         return wrapped(*args, **kwargs)
     from ..cache.object_cache import default_object_cache
@@ -60,7 +66,8 @@ def _video_capture(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> An
     return wrapped(path, *args[1:], **kwargs)
 
 
-def _video_writer(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+def _video_writer(wrapped: Any, instance: Any, args: tuple[Any, ...],
+                  kwargs: dict[str, Any]) -> Any:
     if not (args and is_remote(args[0])):
         return wrapped(*args, **kwargs)
     lease = contextlib.ExitStack()
@@ -73,7 +80,7 @@ def _video_writer(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any
     return _UploadingVideoWriter(writer, lease)
 
 
-class _UploadingVideoWriter(wrapt.ObjectProxy):
+class _UploadingVideoWriter(_Proxy):
     """A ``cv2.VideoWriter`` (``isinstance`` holds) writing a local file that is uploaded on
     ``release()``.
 

@@ -15,14 +15,14 @@ from .machinery import PatchSpec, define_target
 from .targets import is_remote, local_copy, upload_on_success
 
 
-def _read_hdf(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+def _read_hdf(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if not (args and is_remote(args[0])):
         return wrapped(*args, **kwargs)
     with local_copy(args[0]) as path:
         return wrapped(path, *args[1:], **kwargs)
 
 
-def _to_hdf(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+def _to_hdf(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     url = args[0] if args else kwargs.get("path_or_buf")
     if not is_remote(url):
         return wrapped(*args, **kwargs)
@@ -32,7 +32,7 @@ def _to_hdf(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         return wrapped(path, *args[1:], **kwargs)
 
 
-def _hdf_store(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+def _hdf_store(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if not (args and is_remote(args[0])):
         return wrapped(*args, **kwargs)
     return _remote_store_class(wrapped)(args[0], *args[1:], **kwargs)
@@ -47,7 +47,8 @@ def _remote_store_class(base: type) -> type:
     if cls is not None:
         return cls
 
-    class RemoteHDFStore(base):  # type: ignore[misc, valid-type]
+    # (the library's class is the base, known only at run time)
+    class RemoteHDFStore(base):  # type: ignore[misc]
         def __init__(self, url: str, mode: str = "a", *args: Any, **kwargs: Any) -> None:
             self._pfio_lease = contextlib.ExitStack()
             if mode == "r":

@@ -58,7 +58,7 @@ def _reader(parameter: str) -> Any:
     """The wrapper of a pandas reader whose path argument is ``parameter`` (first
     positional, or by name)."""
 
-    def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    def wrapper(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         url = args[0] if args else kwargs.get(parameter)
         if not is_remote(url) or kwargs.get("storage_options") is not None \
                 or not served_by_pfio(url):

@@ -28,7 +28,7 @@ def _writer(parameter: str) -> Any:
     """The wrapper of a pandas writer whose path argument is ``parameter`` (first
     positional, or by name)."""
 
-    def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    def wrapper(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         url = args[0] if args else kwargs.get(parameter)
         if not is_remote(url) or kwargs.get("storage_options") is not None:
             return wrapped(*args, **kwargs)

@@ -15,7 +15,7 @@ from .machinery import PatchSpec, define_target
 from .targets import is_remote
 
 
-def _open(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+def _open(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if not (args and is_remote(args[0])):
         return wrapped(*args, **kwargs)
     f = open_for_reading(args[0], whole=True)  # decoders read the image through

@@ -15,7 +15,7 @@ from .machinery import PatchSpec, define_target
 from .targets import is_remote, upload_on_success
 
 
-def _save(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+def _save(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if not (args and is_remote(args[0])):
         return wrapped(*args, **kwargs)
     with upload_on_success(args[0], download_first=bool(kwargs.get("append"))) as path:

@@ -30,12 +30,13 @@ def natural_key(name: str) -> list[Any]:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
-def _in_time_order(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+def _in_time_order(wrapped: Any, instance: Any,
+                   args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """The ``(mtime, name)`` pairs of the snapshot files, ties of time in natural order."""
     return sorted(wrapped(*args, **kwargs), key=lambda pair: (pair[0], natural_key(pair[1])))
 
 
-def _actual_path(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+def _actual_path(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """A URL is its own actual path (not joined under the working directory)."""
     path = args[0] if args else kwargs.get("path")
     if is_remote(path):

@@ -28,12 +28,18 @@ import io
 import os
 import shutil
 import tempfile
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ..api import open_url
+from ..fs.file_types import as_binary_io
 from ..fs.modes import Mode
-from ..fs.writers import AtomicTextWriter, _unclosed, _warn_dropped
+from ..fs.writers import AtomicTextWriter, _unclosed, _warn_dropped, discard
 from .targets import note_written, suffix
+
+if TYPE_CHECKING:
+    _BufferedLayer = io.BufferedWriter  # what _AllOrNothing is mixed into
+else:
+    _BufferedLayer = object
 
 #: bytes a file opened for writing only keeps on local disk before it streams (64 MiB)
 SPOOL_LIMIT = 64 << 20
@@ -84,7 +90,9 @@ class SpooledUpload(io.RawIOBase):
     def readinto(self, b: Any) -> int:
         if not self._mode.plus:
             raise io.UnsupportedOperation(f"{self.name!r} is open for writing only")
-        return self._file.readinto(b)
+        n = self._file.readinto(b)
+        assert n is not None  # a FileIO of a regular file does not block
+        return n
 
     def write(self, b: Any) -> int:
         if self._streaming:
@@ -131,7 +139,7 @@ class SpooledUpload(io.RawIOBase):
     def abort(self) -> None:
         """Publish nothing when this file is closed."""
         self._aborted = True
-        self._sink.abort()  # type: ignore[attr-defined]
+        discard(self._sink)
 
     def close(self) -> None:
         if self.closed:
@@ -163,7 +171,7 @@ class SpooledUpload(io.RawIOBase):
         super().__del__()
 
 
-class _AllOrNothing:
+class _AllOrNothing(_BufferedLayer):
     """The buffered layer's part: leaving a ``with`` block by an exception, or a failed
     flush, publishes nothing."""
 
@@ -174,16 +182,16 @@ class _AllOrNothing:
         self.raw.abort()
 
     def close(self) -> None:
-        if self.closed:  # type: ignore[attr-defined]
+        if self.closed:
             return
         try:
-            self.flush()  # type: ignore[attr-defined]
+            self.flush()
         except BaseException:
             self.raw.abort()
             with contextlib.suppress(Exception):
-                super().close()  # type: ignore[misc]
+                super().close()
             raise
-        super().close()  # type: ignore[misc]
+        super().close()
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         if exc_type is not None:
@@ -194,14 +202,15 @@ class _AllOrNothing:
         if _unclosed(self):  # dropped unclosed: discarded, as pfio's writers are
             _warn_dropped(self, self.raw.name)
             self.raw.abort()
-        super().__del__()  # type: ignore[misc]
+        super().__del__()
 
 
-class _SpooledWriter(_AllOrNothing, io.BufferedWriter):
+# (typeshed's buffered classes inherit __enter__s that disagree: IOBase's and BinaryIO's)
+class _SpooledWriter(_AllOrNothing, io.BufferedWriter):  # type: ignore[misc]
     pass
 
 
-class _SpooledRandom(_AllOrNothing, io.BufferedRandom):
+class _SpooledRandom(_AllOrNothing, io.BufferedRandom):  # type: ignore[misc]  # (the same)
     pass
 
 
@@ -213,10 +222,10 @@ def open_spooled(url: str, mode: Mode, buffering: int = -1, encoding: str | None
         raise ValueError("can't have unbuffered text I/O")
     raw = SpooledUpload(url, mode, SPOOL_LIMIT)
     if buffering == 0:
-        return raw
+        return as_binary_io(raw)
     size = buffering if buffering > 1 else io.DEFAULT_BUFFER_SIZE
     buffered = (_SpooledRandom if mode.plus else _SpooledWriter)(raw, size)
     if mode.binary:
         return buffered
-    return AtomicTextWriter(buffered, encoding, errors, newline,  # type: ignore[arg-type]
+    return AtomicTextWriter(buffered, encoding, errors, newline,
                             line_buffering=buffering == 1)

@@ -15,7 +15,7 @@ import posixpath
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeGuard
 
 from .. import config, registry
 from .._uri import _SCHEME_RE, parse_uri
@@ -30,7 +30,7 @@ logger = logging.getLogger(__name__)
 _other_schemes: dict[str, bool] = {}
 
 
-def is_remote(arg: Any) -> bool:
+def is_remote(arg: object) -> TypeGuard[str]:
     """True when ``arg`` is a URL of a scheme that :func:`pfio.from_url` opens (built-in,
     registered and entry-point schemes, custom schemes of the INI file, fsspec protocols),
     which pfio should open instead of the patched library."""

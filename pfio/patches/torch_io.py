@@ -22,7 +22,7 @@ def _loader(parameter: str) -> Any:
     """The wrapper of a loader whose file argument is ``parameter`` (first positional, or by
     name)."""
 
-    def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    def wrapper(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         url = args[0] if args else kwargs.get(parameter)
         if not is_remote(url):
             return wrapped(*args, **kwargs)
@@ -40,7 +40,7 @@ def _saver(parameter: str) -> Any:
     """The wrapper of a saver whose file argument is ``parameter`` (second positional, or by
     name)."""
 
-    def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    def wrapper(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         url = args[1] if len(args) > 1 else kwargs.get(parameter)
         if not is_remote(url):
             return wrapped(*args, **kwargs)

@@ -20,7 +20,7 @@ import subprocess
 import zipfile
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, TypeVar, Union
+from typing import Any, TypeVar, Union, cast
 from unittest import mock
 
 from .http_server import OnMemoryHTTPServerForTest, make_http_server
@@ -139,7 +139,7 @@ def patch_subprocess(stdout: bytes | str, stderr: bytes | str = b"") -> Callable
             with mock.patch.object(subprocess, "run", fake):
                 return function(*args, **kwargs)
 
-        return wrapper  # type: ignore[return-value]
+        return cast(_F, wrapper)  # functools.wraps keeps function's signature
 
     return decorator
 

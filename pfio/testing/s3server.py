@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import inspect
 import io
 import logging
 import os
@@ -23,10 +24,11 @@ def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port on ``host`` that nothing listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
-def _wait_for_port(host: str, port: int, process: subprocess.Popen,
+def _wait_for_port(host: str, port: int, process: subprocess.Popen[bytes],
                    timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -59,8 +61,9 @@ def serve_ranges_in_place() -> None:
     """
     from moto.s3.models import FakeKey
 
-    read_whole = FakeKey.value.fget
-    if getattr(read_whole, "serves_in_place", False):
+    current: property = inspect.getattr_static(FakeKey, "value")
+    read_whole = current.fget
+    if read_whole is None or getattr(read_whole, "serves_in_place", False):
         return
 
     def value(key: Any) -> bytes:
@@ -68,10 +71,13 @@ def serve_ranges_in_place() -> None:
         if isinstance(buffer, io.BytesIO):
             with key.lock:
                 return buffer.getvalue()
-        return read_whole(key)
+        data: bytes = read_whole(key)
+        return data
 
+    # (an attribute of the function: mypy knows none on a def)
     value.serves_in_place = True  # type: ignore[attr-defined]
-    FakeKey.value = property(value, FakeKey.value.fset)
+    # (setattr: to mypy, FakeKey.value is a method, which cannot be assigned)
+    setattr(FakeKey, "value", property(value, current.fset))  # noqa: B010
 
 
 class MotoServer:

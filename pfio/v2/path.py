@@ -7,7 +7,7 @@ import os
 import posixpath
 from collections.abc import Iterator
 from pathlib import PurePosixPath
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from ..errors import os_error_args
 from ..fs.stat import FileStat
@@ -128,7 +128,8 @@ class Path(PurePath):
         if case_sensitive is not None:
             raise NotImplementedError("Path.glob(case_sensitive=...) is not supported: "
                                       "each filesystem matches names its own way")
-        for rel in self._fs.subfs(self._path).glob(pattern):
+        # FS.glob's "list[str]" reads ``list`` as the method FS.list (pfio/fs/base.py)
+        for rel in cast("list[str]", self._fs.subfs(self._path).glob(pattern)):
             yield self / rel
 
     def rglob(self, pattern: str, *, case_sensitive: bool | None = None) -> Iterator[Path]:
@@ -231,12 +232,14 @@ class Path(PurePath):
     def read_bytes(self) -> bytes:
         """The contents of the file."""
         with self._fs.open(self._path, "rb") as f:
-            return f.read()
+            data: bytes = f.read()
+            return data
 
     def read_text(self, encoding: str | None = None, errors: str | None = None) -> str:
         """The contents of the file, decoded."""
         with self.open("r", encoding=encoding, errors=errors) as f:
-            return f.read()
+            text: str = f.read()
+            return text
 
     def write_bytes(self, data: bytes) -> int:
         """Replace the contents of the file with ``data``; return its length."""

@@ -6,10 +6,14 @@ import os
 import posixpath
 import warnings
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ..fs.base import FS
 from ..fs.local import Local
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 
 class PurePath:
@@ -31,9 +35,10 @@ class PurePath:
         if fs is None:
             fs = next((s._fs for s in segments if isinstance(s, PurePath)), None)
         self._fs: FS = fs if fs is not None else Local()
-        self._pure = PurePosixPath(*(s._pure if isinstance(s, PurePath) else s for s in segments))
+        self._pure: PurePosixPath = PurePosixPath(
+            *(s._pure if isinstance(s, PurePath) else s for s in segments))
 
-    def _make(self, pure: PurePosixPath) -> PurePath:
+    def _make(self, pure: PurePosixPath) -> Self:
         path = object.__new__(type(self))
         path._pure = pure
         path._fs = self._fs
@@ -46,13 +51,13 @@ class PurePath:
 
     # -- the pure-path API -------------------------------------------------------------
 
-    def __truediv__(self, other: str | os.PathLike[str] | PurePath) -> PurePath:
+    def __truediv__(self, other: str | os.PathLike[str] | PurePath) -> Self:
         return self._make(self._pure / pure_of(other))
 
-    def __rtruediv__(self, other: str | os.PathLike[str]) -> PurePath:
+    def __rtruediv__(self, other: str | os.PathLike[str]) -> Self:
         return self._make(pure_of(other) / self._pure)
 
-    def joinpath(self, *others: str | os.PathLike[str] | PurePath) -> PurePath:
+    def joinpath(self, *others: str | os.PathLike[str] | PurePath) -> Self:
         """This path joined with ``others``."""
         return self._make(self._pure.joinpath(*(pure_of(o) for o in others)))
 
@@ -113,7 +118,7 @@ class PurePath:
             return f"{root}/{self._in_fs}"
         return f"{root}/" if urlsplit(root).path else root
 
-    def with_segments(self, *segments: str | os.PathLike[str] | PurePath) -> PurePath:
+    def with_segments(self, *segments: str | os.PathLike[str] | PurePath) -> Self:
         """A path of the same class on the same filesystem, made of ``segments``."""
         return type(self)(*segments, fs=self._fs)
 
@@ -197,29 +202,29 @@ class PurePath:
         return self._pure.suffixes
 
     @property
-    def parent(self) -> PurePath:
+    def parent(self) -> Self:
         """The path without its last component."""
         return self._make(self._pure.parent)
 
     @property
-    def parents(self) -> tuple[PurePath, ...]:
+    def parents(self) -> tuple[Self, ...]:
         """The ancestors, nearest first."""
         return tuple(self._make(p) for p in self._pure.parents)
 
-    def with_name(self, name: str) -> PurePath:
+    def with_name(self, name: str) -> Self:
         """This path with the last component replaced by ``name``."""
         return self._make(self._pure.with_name(name))
 
-    def with_stem(self, stem: str) -> PurePath:
+    def with_stem(self, stem: str) -> Self:
         """This path with the stem of the last component replaced by ``stem``."""
         return self._make(self._pure.with_stem(stem))
 
-    def with_suffix(self, suffix: str) -> PurePath:
+    def with_suffix(self, suffix: str) -> Self:
         """This path with the suffix replaced by ``suffix`` (``""`` removes it)."""
         return self._make(self._pure.with_suffix(suffix))
 
     def relative_to(self, *other: str | os.PathLike[str] | PurePath,
-                    walk_up: bool = False) -> PurePath:
+                    walk_up: bool = False) -> Self:
         """This path relative to ``other``; with ``walk_up``, ``..`` components reach paths
         that are not under ``other``. Several ``other`` segments are joined (deprecated,
         as in PFIO 2.x and pathlib).

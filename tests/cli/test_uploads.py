@@ -55,3 +55,12 @@ def test_ages():
         [90, 1800, 21600, 172800, 15, 5400]
     with pytest.raises(ValueError, match="not an age"):
         parse_age("soon")
+
+
+def test_uploads_need_pfios_s3():
+    """A filesystem that is not pfio's S3 (a scheme registered over s3://) has no uploads."""
+    from pfio.fs.memory import MemoryFS
+    from pfio.fs.s3.uploads import require_s3
+
+    with pytest.raises(ValueError, match="not pfio's S3"):
+        require_s3(MemoryFS())

@@ -9,7 +9,7 @@ urllib3 allows it.
 from __future__ import annotations
 
 import http.client
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import ServerError
 from .wire import UNREADABLE
@@ -18,13 +18,40 @@ if TYPE_CHECKING:
     from .connection import BodySink, RequestHook, S3Connection
 
 
+Answer = dict[str, Any]
+
+
+class BotocoreClient(Protocol):
+    """The methods of botocore's S3 client this engine calls (botocore has no type hints):
+    keyword arguments in, the parsed answer out."""
+
+    meta: Any
+
+    def get_object(self, **kwargs: Any) -> Answer: ...
+    def list_objects_v2(self, **kwargs: Any) -> Answer: ...
+    def head_object(self, **kwargs: Any) -> Answer: ...
+    def put_object(self, **kwargs: Any) -> Answer: ...
+    def create_multipart_upload(self, **kwargs: Any) -> Answer: ...
+    def upload_part(self, **kwargs: Any) -> Answer: ...
+    def complete_multipart_upload(self, **kwargs: Any) -> Answer: ...
+    def list_multipart_uploads(self, **kwargs: Any) -> Answer: ...
+    def abort_multipart_upload(self, **kwargs: Any) -> Answer: ...
+    def delete_object(self, **kwargs: Any) -> Answer: ...
+    def delete_objects(self, **kwargs: Any) -> Answer: ...
+    def copy_object(self, **kwargs: Any) -> Answer: ...
+    def upload_part_copy(self, **kwargs: Any) -> Answer: ...
+    def head_bucket(self, **kwargs: Any) -> Answer: ...
+    def create_bucket(self, **kwargs: Any) -> Answer: ...
+
+
 class Boto3Engine:
     """S3's data path over the botocore client of ``connection``."""
 
     plain_gets = True
 
     def __init__(self, connection: S3Connection, hooks: list[RequestHook]) -> None:
-        self._client = connection.client()  # its before-send event calls the hooks
+        # its before-send event calls the hooks
+        self._client: BotocoreClient = connection.client()
 
     def get(self, bucket: str, key: str, rng: str, if_match: str | None,
             sink: BodySink) -> None:
@@ -142,8 +169,9 @@ def _payload(body: Any) -> Any:
 
 def _read_body(body: Any, sink: BodySink) -> None:
     """Read ``body`` into ``sink`` until it has all it wants (a short body raises)."""
-    raw = getattr(body, "_raw_stream", None)
-    fp = getattr(raw, "_fp", None)
+    # urllib3's response and its http.client one, private attributes of botocore's body
+    raw: Any = getattr(body, "_raw_stream", None)
+    fp: Any = getattr(raw, "_fp", None)
     direct = isinstance(fp, http.client.HTTPResponse) and \
         not raw.headers.get("content-encoding")
     while not sink.complete():

@@ -344,7 +344,7 @@ class S3Connection:
                     engine = transport.engines[name] = factory(self, transport.hooks)
                     logger.debug("S3 engine %s for %s", name, self)
         if self.profiled:
-            return ProfiledCalls(engine, PROFILE_PREFIX, PROFILE_NAMES)  # type: ignore[return-value]
+            return ProfiledCalls(engine, PROFILE_PREFIX, PROFILE_NAMES)
         return engine
 
     def client(self) -> Any:

@@ -67,19 +67,21 @@ class ServerError(Exception):
     def __init__(self, status: int, code: str, message: str,
                  headers: dict[str, str]) -> None:
         super().__init__(f"{code or status}: {message}" if message else code or str(status))
-        self.response = {"Error": {"Code": code or str(status), "Message": message},
+        self.response: dict[str, Any] = {"Error": {"Code": code or str(status), "Message": message},
                          "ResponseMetadata": {"HTTPStatusCode": status,
                                               "HTTPHeaders": headers}}
 
     @property
     def status(self) -> int:
         """The HTTP status of the answer."""
-        return self.response["ResponseMetadata"]["HTTPStatusCode"]
+        status: int = self.response["ResponseMetadata"]["HTTPStatusCode"]
+        return status
 
     @property
     def headers(self) -> dict[str, str]:
         """The (lower-case) headers of the answer."""
-        return self.response["ResponseMetadata"]["HTTPHeaders"]
+        headers: dict[str, str] = self.response["ResponseMetadata"]["HTTPHeaders"]
+        return headers
 
 
 class ProtocolError(ConnectionError):

@@ -108,7 +108,8 @@ class S3RawReader(_ReaderFace, io.RawIOBase):
         return type(self), (self._reader,)
 
 
-class S3BufferedReader(_ReaderFace, io.BufferedReader):
+# (typeshed's io.BufferedReader inherits two __enter__ that disagree: IOBase's and BinaryIO's)
+class S3BufferedReader(_ReaderFace, io.BufferedReader):  # type: ignore[misc]
     """The default face of ``raw``'s reader: an ``io.BufferedReader`` (PFIO 2.x's class)
     whose methods are the reader's (see the module documentation)."""
 

@@ -35,6 +35,7 @@ from ..._uri import URI, join_confined
 from ...trace.ppe import is_profiled
 from ...trace.redact import redact
 from ..base import FS, warn_unknown_options
+from ..file_types import as_binary_io
 from ..modes import Mode
 from ..stat import FileStat
 from ..writers import atomic_writer
@@ -313,7 +314,8 @@ class S3(S3Operations, FS):
                     raise IsADirectoryError(errno.EISDIR, "is a directory",
                                             self._url(key)) from None
                 raise
-            return reader_face(reader, self.buffering if buffering == -1 else buffering)
+            return as_binary_io(reader_face(reader, self.buffering if buffering == -1
+                                            else buffering))
         exclusive = mode.kind == "x"
         if exclusive and self._head(key) is not None:  # (fails early; the write checks)
             raise FileExistsError(errno.EEXIST, "file exists", self._url(key))
@@ -331,7 +333,9 @@ class S3(S3Operations, FS):
             # ``buffering``), as PFIO 2.x set TextIOWrapper's ``_CHUNK_SIZE``
             block = self.read_options.block_size
             size = getattr(f.buffer, "size", block)
-            f._CHUNK_SIZE = chosen if chosen > 1 else min(size, block) or block  # type: ignore[attr-defined]
+            chunk = chosen if chosen > 1 else min(size, block) or block
+            # (a CPython attribute typeshed does not declare)
+            f._CHUNK_SIZE = chunk  # type: ignore[attr-defined]
         return f
 
     # -- directories: none on S3 -----------------------------------------------------------

@@ -272,17 +272,19 @@ class _Sink:
         self.got += n
 
     def write(self, chunk: Any) -> int:
+        into = self.into
+        assert into is not None  # set once the answer began (begin)
         got = self.got
         end = got + len(chunk)
         if not self._skip and end <= self.length:
-            self.into[got:end] = chunk  # the common case: kept short, it runs per 16 KiB
+            into[got:end] = chunk  # the common case: kept short, it runs per 16 KiB
             self.got = end
             return len(chunk)
         view = memoryview(chunk)
         skipped = min(self._skip, len(view))
         self._skip -= skipped
         n = max(0, min(len(view) - skipped, self.length - self.got))
-        self.into[self.got:self.got + n] = view[skipped:skipped + n]
+        into[self.got:self.got + n] = view[skipped:skipped + n]
         self.got += n
         return skipped + n
 

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from ...version import __version__
-from .http1 import MIN_RATE, Http1Connection, Stale
+from .http1 import MIN_RATE, Http1Connection, Socket, Stale
 from .rest import RestRequests
 from .sigv4 import Signer
 from .wire import credential_source, get_headers, server_error
@@ -198,6 +198,7 @@ class _Pool:
                                                     patient)
             if left:  # the sink reads on from the connection, or it is dropped
                 give_back = functools.partial(self._give_back, host) if keep else None
+                assert sink is not None  # a body is left only when it went to the sink
                 if self._park():
                     handed = sink.take_rest(_Rest(connection, left, give_back, self._unpark))
                     if not handed:
@@ -429,7 +430,7 @@ def _bound_waits(sock: socket.socket, seconds: float) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, interval)
 
 
-def _close(sock: socket.socket) -> None:
+def _close(sock: Socket) -> None:
     try:
         sock.close()
     except OSError:

@@ -10,6 +10,7 @@ prefix is renamed key by key.
 
 from __future__ import annotations
 
+import builtins
 import errno
 import logging
 import posixpath
@@ -161,7 +162,7 @@ class S3Operations:
             raise OSError(errno.ENOTEMPTY, "directory not empty", self._url(prefix))
         self._delete_keys(keys, prefix)
 
-    def _delete_keys(self, keys: list[str], prefix: str) -> None:
+    def _delete_keys(self, keys: builtins.list[str], prefix: str) -> None:
         """Delete ``keys`` in batches (``prefix`` names them in errors).
 
         Raises:
@@ -170,8 +171,11 @@ class S3Operations:
         bucket = self.bucket
         for i in range(0, len(keys), self.delete_batch):
             batch = keys[i:i + self.delete_batch]
-            result = self._request("POST", prefix, lambda engine, batch=batch:
-                                   engine.delete_objects(bucket, batch))
+
+            def send(engine: Engine, batch: builtins.list[str] = batch) -> dict[str, Any]:
+                return engine.delete_objects(bucket, batch)
+
+            result = self._request("POST", prefix, send)
             failed = result.get("Errors") or []
             if failed:
                 first = failed[0]
@@ -361,7 +365,7 @@ class S3Operations:
             raise IsADirectoryError(errno.EISDIR, "is a directory", self._url(key))
         raise FileNotFoundError(errno.ENOENT, "no such object", self._url(key))
 
-    def glob(self, pattern: str) -> list[str]:
+    def glob(self, pattern: str) -> builtins.list[str]:
         """As :meth:`pfio.fs.base.FS.glob`, with one recursive listing under the pattern's
         literal leading directories instead of one listing per directory level."""
         parts = [p for p in self._confined(pattern).split("/") if p not in ("", ".")]

@@ -122,7 +122,7 @@ class S3Reader(io.BufferedIOBase):
         self._pos = 0
         self._buf: memoryview = memoryview(b"")
         self._buf_start = 0
-        self._ahead: dict[int, Future] = {}
+        self._ahead: dict[int, Future[Got]] = {}
         self._ahead_end = 0
         self._spares: list[bytearray] = []  # read-ahead blocks to fill again
         if options.first_fetch < 0:
@@ -505,7 +505,7 @@ class S3Reader(io.BufferedIOBase):
         self._drop_ahead()
         block = self.options.block_size
         pos = self._pos
-        futures: list[Future] = []
+        futures: list[Future[Got]] = []
         try:
             for i in range(0, len(target), block):
                 futures.append(self._submit(self._get, pos + i,
@@ -525,13 +525,13 @@ class S3Reader(io.BufferedIOBase):
                           self.name)
         return done
 
-    def _submit(self, fn: Callable[..., Got], *args: Any) -> Future:
+    def _submit(self, fn: Callable[..., Got], *args: Any) -> Future[Got]:
         """``fn(*args)`` on the connection's threads; in this thread when they are shut
         down (``S3.close()``, the interpreter exiting)."""
         try:
             return self._conn.executor().submit(fn, *args)
         except RuntimeError:
-            future: Future = Future()
+            future: Future[Got] = Future()
             try:
                 future.set_result(fn(*args))
             except Exception as exc:  # noqa: BLE001 - raised by the future's result()

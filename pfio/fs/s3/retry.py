@@ -244,7 +244,7 @@ class RetryPolicy:
     def backoff(self, retry: int, throttled: bool = False) -> float:
         """The longest sleep before retry number ``retry`` (0 for the first)."""
         base = self.base * (self.throttle_scale if throttled else 1.0)
-        return min(self.cap, base * (2 ** min(retry, 64)))
+        return min(self.cap, base * (2.0 ** min(retry, 64)))
 
     def delay(self, retry: int, throttled: bool = False,
               asked: float | None = None) -> float:

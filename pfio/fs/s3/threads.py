@@ -20,7 +20,11 @@ import threading
 import weakref
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+#: a call for a thread of the pool (None: a thread is to stop)
+_Work = tuple["Future[Any]", Callable[..., Any], tuple[Any, ...], dict[str, Any]] | None
 
 
 class WorkerPool:
@@ -31,7 +35,7 @@ class WorkerPool:
             raise ValueError("max_workers must be at least 1")
         self._max = max_workers
         self._name = name
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[_Work] = queue.SimpleQueue()
         self._idle = threading.Semaphore(0)
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
@@ -39,13 +43,13 @@ class WorkerPool:
         # a pool dropped without shutdown() still stops its threads
         self._finalizer = weakref.finalize(self, _stop, self._queue, self._threads)
 
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
         """Run ``fn(*args, **kwargs)`` on a thread of the pool.
 
         Raises:
             RuntimeError: the pool was shut down.
         """
-        future: Future = Future()
+        future: Future[T] = Future()
         with self._lock:
             if self._closed:
                 raise RuntimeError("cannot schedule new futures after shutdown")
@@ -71,12 +75,12 @@ class WorkerPool:
                     thread.join()
 
 
-def _stop(work: queue.SimpleQueue, threads: list[threading.Thread]) -> None:
+def _stop(work: queue.SimpleQueue[_Work], threads: list[threading.Thread]) -> None:
     for _ in threads:
         work.put(None)
 
 
-def _work(work: queue.SimpleQueue, idle: threading.Semaphore) -> None:
+def _work(work: queue.SimpleQueue[_Work], idle: threading.Semaphore) -> None:
     while True:
         item = work.get()
         if item is None:

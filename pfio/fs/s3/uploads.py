@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .retry import call
 
 if TYPE_CHECKING:
+    from ..base import FS
     from .filesystem import S3
 
 logger = logging.getLogger(__name__)
@@ -41,6 +42,19 @@ def _full_prefix(fs: S3, prefix: str) -> str:
     return f"{fs.root}/{prefix}" if fs.root else prefix
 
 
+def require_s3(fs: FS) -> S3:
+    """``fs`` as pfio's S3, whose uploads the functions here list and abort.
+
+    Raises:
+        ValueError: ``fs`` is another filesystem.
+    """
+    from .filesystem import S3
+
+    if not isinstance(fs, S3):
+        raise ValueError(f"{fs!r} is not pfio's S3: multipart uploads are S3's")
+    return fs
+
+
 def list_uploads(fs: S3, prefix: str = "") -> list[Upload]:
     """The multipart uploads in progress whose keys start with ``prefix`` (a plain string
     after ``fs``'s root and a slash: ``""`` lists those under the root), oldest first.
@@ -53,9 +67,10 @@ def list_uploads(fs: S3, prefix: str = "") -> list[Upload]:
     found: list[Upload] = []
     markers: dict[str, str] = {}
     while True:
-        page: dict[str, Any] = call(conn.retry, "GET", conn.url(full), lambda markers=markers: conn.
-                                    engine().list_multipart_uploads(conn.bucket, full,
-                                                                    **markers))
+        def list_page(markers: dict[str, str] = markers) -> dict[str, Any]:
+            return conn.engine().list_multipart_uploads(conn.bucket, full, **markers)
+
+        page = call(conn.retry, "GET", conn.url(full), list_page)
         for upload in page.get("Uploads", []):
             # an upload the server gives no start time for is taken as just started:
             # never old enough to be aborted as stale

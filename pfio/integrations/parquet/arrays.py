@@ -42,8 +42,8 @@ def to_arrow(values: list[Any], dtype: np.dtype, shape: tuple[int, ...]) -> pa.A
 
 def is_list_type(arrow_type: pa.DataType) -> bool:
     """Whether columns of ``arrow_type`` may decode to a dense array (lists of any kind)."""
-    return (pa.types.is_fixed_size_list(arrow_type) or pa.types.is_list(arrow_type)
-            or pa.types.is_large_list(arrow_type))
+    return bool(pa.types.is_fixed_size_list(arrow_type) or pa.types.is_list(arrow_type)
+                or pa.types.is_large_list(arrow_type))
 
 
 def dense(column: pa.ChunkedArray | pa.Array) -> np.ndarray | None:
@@ -74,7 +74,8 @@ def _dense(array: pa.Array) -> np.ndarray | None:
         values = array.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
     elif (pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type)
           or pa.types.is_boolean(arrow_type)):
-        return array.to_numpy(zero_copy_only=False)
+        flat: np.ndarray = array.to_numpy(zero_copy_only=False)
+        return flat
     else:
         return None
     inner = _dense(values)

@@ -124,7 +124,8 @@ class NdarrayCodec:
     def decode(self, field: Any, stored: Any) -> np.ndarray:
         if not isinstance(stored, bytes):
             return np.asarray(stored, dtype=field.dtype)  # a row of an Arrow list column
-        return np.load(io.BytesIO(stored), allow_pickle=False)
+        array: np.ndarray = np.load(io.BytesIO(stored), allow_pickle=False)
+        return array
 
 
 class CompressedNdarrayCodec:
@@ -143,7 +144,8 @@ class CompressedNdarrayCodec:
             if "arr" not in archive.files:
                 raise ValueError(f"field {field.name!r}: the stored .npz holds "
                                  f"{archive.files}, not 'arr'")
-            return archive["arr"]
+            array: np.ndarray = archive["arr"]
+            return array
 
 
 class ImageCodec:

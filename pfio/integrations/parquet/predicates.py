@@ -122,7 +122,8 @@ class in_set(Predicate):  # noqa: N801 - Petastorm's name
             wanted = pa.array(list(self.values), type=column.type)
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
             return super().mask(columns)  # values of other types: compare in Python
-        return pc.is_in(column, value_set=wanted).to_numpy(zero_copy_only=False)
+        mask: np.ndarray = pc.is_in(column, value_set=wanted).to_numpy(zero_copy_only=False)
+        return mask
 
 
 class in_negate(Predicate):  # noqa: N801 - Petastorm's name
@@ -165,7 +166,7 @@ class in_reduce(Predicate):  # noqa: N801 - Petastorm's name
         if self.reduce_func not in (all, any):
             return super().mask(columns)
         masks = np.stack([mask(p, columns) for p in self.predicates])
-        return masks.all(axis=0) if self.reduce_func is all else masks.any(axis=0)
+        return np.asarray(masks.all(axis=0) if self.reduce_func is all else masks.any(axis=0))
 
 
 class in_intersection(Predicate):  # noqa: N801 - Petastorm's name
@@ -187,6 +188,7 @@ class in_intersection(Predicate):  # noqa: N801 - Petastorm's name
 
     def __init__(self, inclusion_values: Iterable[Any],
                  predicate_field: str | None = None) -> None:
+        assert predicate_field is not None  # __new__ made another predicate for None
         self.values = list(inclusion_values)
         self.field = predicate_field
 

@@ -233,12 +233,13 @@ class ParquetReader:
                 field is not None and field.codec != "ndarray"):
             return None
         values = arrays.dense(column)
-        if values is None or field is None or None in field.shape:
+        known = None if field is None else field.known_shape
+        if values is None or field is None or known is None:
             return values
-        return arrays.fit(values, name, field.dtype, field.shape)
+        return arrays.fit(values, name, field.dtype, known)
 
     def _decode_rows(self, name: str, column: pa.ChunkedArray) -> list[Any]:
-        values = column.to_pylist()
+        values: list[Any] = column.to_pylist()
         field = self._field(name)
         if field is None or field.codec == "scalar":
             return values

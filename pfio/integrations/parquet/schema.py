@@ -59,14 +59,23 @@ class Field:
         """Whether values are stored as Arrow fixed-size lists rather than ``.npy`` bytes:
         fixed-shape, non-empty ndarrays of numbers or bools in native byte order. (Arrow
         cannot hold fixed-size lists of size 0, so empty shapes stay bytes.)"""
+        known = self.known_shape
         return (self.codec == "ndarray" and self.dtype.kind in "biuf" and self.dtype.isnative
-                and all(d is not None for d in self.shape) and int(np.prod(self.shape)) > 0)
+                and known is not None and int(np.prod(known)) > 0)
+
+    @property
+    def known_shape(self) -> tuple[int, ...] | None:
+        """:attr:`shape` when none of its entries is ``None``, else None."""
+        if any(d is None for d in self.shape):
+            return None
+        return tuple(d for d in self.shape if d is not None)
 
     @property
     def numpy_dtype(self) -> type:
         """The NumPy scalar type of the values (``np.int32``...), as Petastorm's
         ``UnischemaField.numpy_dtype``, for codecs written for Petastorm."""
-        return self.dtype.type
+        scalar_type: type = self.dtype.type
+        return scalar_type
 
     def arrow_type(self) -> pa.DataType:
         """The Arrow type of the stored column (the codec's ``arrow_type``, else binary)."""
@@ -132,7 +141,8 @@ class Schema:
         columns = []
         for name, field in self.fields.items():
             values = [row[name] for row in rows]
-            columns.append(arrays.to_arrow(values, field.dtype, field.shape) if field.fixed_shape
+            known = field.known_shape if field.fixed_shape else None
+            columns.append(arrays.to_arrow(values, field.dtype, known) if known is not None
                            else pa.array(values, field.arrow_type()))
         return pa.Table.from_arrays(columns, schema=self.arrow_schema())
 

@@ -11,7 +11,7 @@ import torch.utils.data
 from .reader import BatchReader, RowReader
 
 
-class ParquetRowDataset(torch.utils.data.IterableDataset):
+class ParquetRowDataset(torch.utils.data.IterableDataset[dict[str, Any]]):
     """Rows of a Parquet dataset; each DataLoader worker reads its own row groups.
 
     Keyword arguments are those of :class:`~pfio.integrations.parquet.RowReader`.
@@ -28,7 +28,7 @@ class ParquetRowDataset(torch.utils.data.IterableDataset):
         return iter(self.reader)
 
 
-class ParquetBatchDataset(torch.utils.data.IterableDataset):
+class ParquetBatchDataset(torch.utils.data.IterableDataset[dict[str, Any]]):
     """Batches of a Parquet dataset (use ``DataLoader(batch_size=None)``).
 
     With ``tensors=True`` numeric NumPy arrays become tensors. Other keyword arguments are

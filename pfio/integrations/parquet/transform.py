@@ -93,7 +93,8 @@ def _as_field(spec: Field | tuple[Any, ...]) -> Field:
         return spec
     to_field = getattr(spec, "to_field", None)
     if callable(to_field):
-        return to_field()
+        field: Field = to_field()
+        return field
     name, dtype, shape, *rest = spec
     shape = tuple(shape or ())
     return Field(name, dtype, shape, "ndarray" if shape else "scalar",

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ...api import from_url, open_url
+from ...fs.writers import discard
 from .schema import Schema
 
 
@@ -124,7 +125,7 @@ class _PartWriter:
         return self.url
 
     def abort(self) -> None:
-        self._file.abort()
+        discard(self._file)
         try:
             self._writer.close()  # pyarrow's writer wants closing; the file publishes nothing
         finally:

@@ -101,6 +101,7 @@ class CompressedImageCodec(DataframeColumnCodec):
         return self._image_codec[1:]
 
     @property
+    # (a property where the other codecs have a class attribute: read the same way)
     def pfio_codec(self) -> str:  # type: ignore[override]
         name = {"png": "png", "jpeg": "jpeg", "jpg": "jpeg"}.get(self.image_codec.lower())
         if name is None:

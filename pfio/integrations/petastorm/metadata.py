@@ -71,8 +71,8 @@ _SPARK_TYPES = {"NullType", "StringType", "BinaryType", "BooleanType", "DateType
                 "VarcharType"}
 _OTHERS = {("collections", "OrderedDict"): OrderedDict,
            ("decimal", "Decimal"): decimal.Decimal,
-           ("copyreg", "_reconstructor"): copyreg._reconstructor,
-           ("copy_reg", "_reconstructor"): copyreg._reconstructor,
+           ("copyreg", "_reconstructor"): vars(copyreg)["_reconstructor"],  # (not in typeshed)
+           ("copy_reg", "_reconstructor"): vars(copyreg)["_reconstructor"],
            ("builtins", "object"): object,
            ("__builtin__", "object"): object}
 

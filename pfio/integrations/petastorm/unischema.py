@@ -96,6 +96,7 @@ class Unischema:
         extra = {k: v for k, v in state.items() if k not in ("_name", "_fields")}
         if any(fields.get(k) is not v for k, v in extra.items()):
             raise ValueError(f"unexpected stored Unischema attributes {sorted(extra)}")
+        # (the pickled class's own constructor, run again on the stored fields)
         self.__init__(state["_name"], list(fields.values()))  # type: ignore[misc]
 
     @property
@@ -111,14 +112,15 @@ class Unischema:
     def __getattr__(self, name: str) -> UnischemaField:
         fields = self.__dict__.get("_fields")
         if fields is not None and name in fields:
-            return fields[name]
+            field: UnischemaField = fields[name]
+            return field
         raise AttributeError(f"{type(self).__name__} has no field {name!r}")
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Unischema) and other._name == self._name
                 and list(other._fields.values()) == list(self._fields.values()))
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable: it compares by its fields
 
     def __repr__(self) -> str:
         fields = ",\n".join(f"  {f!r}" for f in self._fields.values())
@@ -153,6 +155,7 @@ class Unischema:
     def namedtuple_class(self) -> Any:
         """The namedtuple class of this schema's rows (made once)."""
         if self._namedtuple is None:
+            # (a name known at run time: mypy types only namedtuples named by literals)
             self._namedtuple = namedtuple(_identifier(self._name),  # type: ignore[misc]
                                           list(self._fields), rename=False)
         return self._namedtuple
@@ -181,7 +184,8 @@ class Unischema:
         fields = [UnischemaField(key, _numpy_type(t), (), None, True)
                   for key, t in partitions.items()]
         for field in arrow_schema:
-            arrow_type, shape = field.type, ()
+            shape: tuple[int | None, ...] = ()
+            arrow_type = field.type
             if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type) or \
                     pa.types.is_fixed_size_list(arrow_type):
                 arrow_type, shape = arrow_type.value_type, (None,)

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 from ray.data import Datasink
 
 from ...api import from_url, open_url
+from ...fs.writers import discard
 from ..parquet import Schema
 from ..parquet.files import parquet_files
 from .decode import decode_block
@@ -108,7 +109,7 @@ def write_dataset(ds: ray.data.Dataset, url: str, schema: Schema, row_group_size
     return sorted(sink.written)
 
 
-class PartsSink(Datasink):
+class PartsSink(Datasink["str | None"]):
     """Ray's datasink behind :func:`write_dataset`: one part file per write task."""
 
     def __init__(self, url: str, schema: Schema, row_group_size: int,
@@ -180,7 +181,7 @@ class _Part:
 
     def __exit__(self, exc_type: Any, *exc: object) -> None:
         if exc_type is not None or self._discarded:
-            self._file.abort()
+            discard(self._file)
         try:
             self._writer.close()
         finally:

@@ -45,9 +45,9 @@ def _decoded(field: Field, column: pa.ChunkedArray) -> np.ndarray | list[Any]:
     of different shapes, or (nulls among them) a list of arrays and None."""
     if field.codec == "ndarray" and is_list_type(column.type):
         values = dense(column)
+        known = field.known_shape
         if values is not None:
-            return values if None in field.shape else fit(values, field.name, field.dtype,
-                                                         field.shape)
+            return values if known is None else fit(values, field.name, field.dtype, known)
     rows = [field.decode(v) for v in column.to_pylist()]
     if any(row is None for row in rows):
         return rows
@@ -55,8 +55,8 @@ def _decoded(field: Field, column: pa.ChunkedArray) -> np.ndarray | list[Any]:
     if len(shapes) == 1:
         return np.stack(rows)
     if not rows:
-        known = None not in field.shape
-        return np.zeros((0, *field.shape) if known else (0,), field.dtype)
+        shape = field.known_shape
+        return np.zeros((0, *shape) if shape is not None else (0,), field.dtype)
     ragged = np.empty(len(rows), dtype=object)
     ragged[:] = rows
     return ragged

@@ -58,7 +58,8 @@ class RayFileSystemView(PfioFileSystem):
     (:data:`SCHEMES`), taking pfio URLs and local paths as well as its own
     ``SCHEME/netloc/path`` form (see :meth:`_strip_protocol`)."""
 
-    protocol = SCHEMES
+    # (fsspec takes a str or a tuple of them; PfioFileSystem's str makes mypy expect a str)
+    protocol = SCHEMES  # type: ignore[assignment]
 
     @classmethod
     def _strip_protocol(cls, path: Any) -> Any:
@@ -91,7 +92,8 @@ class RayFileSystemView(PfioFileSystem):
         return RandomAccessFile(reader, path)
 
 
-class PfioHandler(FSSpecHandler):
+# (pyarrow has no type hints: its classes are Any to mypy)
+class PfioHandler(FSSpecHandler):  # type: ignore[misc]
     """A ``pyarrow.fs.FileSystemHandler`` over every pfio URL (``PyFileSystem(handler)`` is
     a pyarrow filesystem; :func:`filesystem` makes one).
 
@@ -118,12 +120,14 @@ class PfioHandler(FSSpecHandler):
     def normalize_path(self, path: str) -> str:
         """``path`` as ``SCHEME/netloc/path`` (``s3://b/k``: ``s3/b/k``; ``/x``: ``file/x``),
         which keeps the scheme through Ray's removal of URL schemes."""
-        return self.fs._strip_protocol(path)
+        normalized: str = self.fs._strip_protocol(path)
+        return normalized
 
     def get_file_info_selector(self, selector: FileSelector) -> list[FileInfo]:
         base = self.normalize_path(selector.base_dir)
-        return super().get_file_info_selector(
+        infos: list[FileInfo] = super().get_file_info_selector(
             FileSelector(base, selector.allow_not_found, selector.recursive))
+        return infos
 
     def open_input_file(self, path: str) -> pa.NativeFile:
         """``path`` for random access (each read is one ranged read)."""

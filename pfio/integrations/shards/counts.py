@@ -91,7 +91,7 @@ def shard_counts(shards: Sequence[str], given: Mapping[str, int] | Sequence[int]
                            SIDECAR_SUFFIX, uncounted[0])
             for shard, n in zip(uncounted, pool.map(count_samples, uncounted), strict=True):
                 found[shard] = ShardCount(n)
-    return found  # type: ignore[return-value]
+    return {shard: count for shard, count in found.items() if count is not None}  # (all)
 
 
 def _index_counts(shards: Sequence[str]) -> dict[str, ShardCount]:

@@ -71,7 +71,8 @@ def _audio(data: bytes) -> tuple[Any, int]:
     except ImportError:
         raise ModuleNotFoundError("decoding .wav/.flac fields needs soundfile: "
                                   "pip install 'pfio[audio]'") from None
-    return soundfile.read(io.BytesIO(data))
+    samples_and_rate: tuple[Any, int] = soundfile.read(io.BytesIO(data))
+    return samples_and_rate
 
 
 def _pth(data: bytes) -> Any:

@@ -45,7 +45,8 @@ def _npz(value: Any) -> bytes:
     if not isinstance(value, dict):
         raise TypeError("an npz field takes a dict of arrays")
     out = io.BytesIO()
-    np.savez(out, **{str(k): np.asarray(v) for k, v in value.items()})
+    arrays: dict[str, Any] = {str(k): np.asarray(v) for k, v in value.items()}
+    np.savez(out, **arrays)
     return out.getvalue()
 
 

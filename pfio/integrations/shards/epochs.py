@@ -37,7 +37,7 @@ class IndexedEpochs:
     shuffle_block: int = 4096
     drop_last: bool = False
     batch_size: int | None = None
-    _memo: tuple[tuple[int, tuple[Segment, ...]], list[int]] | None = field(
+    _memo: tuple[tuple[int, tuple[tuple[int, ...], ...]], list[int]] | None = field(
         default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -54,9 +54,10 @@ class IndexedEpochs:
     def left(self, epoch: int, history: Sequence[Segment] = ()) -> list[int]:
         """The samples of ``epoch`` not seen after ``history``, in order."""
         key = (epoch, tuple(tuple(s) for s in history))
-        if self._memo is None or self._memo[0] != key:
-            self._memo = (key, remaining(self.order(epoch), history))  # type: ignore[arg-type]
-        return self._memo[1]
+        memo = self._memo
+        if memo is None or memo[0] != key:
+            memo = self._memo = (key, remaining(self.order(epoch), history))
+        return memo[1]
 
     def share(self, epoch: int, history: Sequence[Segment], rank: int,
               world_size: int) -> list[int]:
@@ -80,7 +81,7 @@ class IndexedEpochs:
         segments = [list(s) for s in history]
         if samples_seen is not None:
             segments.append([int(samples_seen), world_size, int(self.drop_last)])
-            remaining(range(len(self.index)), [tuple(s) for s in segments])  # type: ignore[misc]
+            remaining(range(len(self.index)), segments)  # (raises when it does not fit)
         seen = segments[-1][0] if segments else 0
         return {"format": STATE_FORMAT, "version": STATE_VERSION,
                 "index": self.index.identity, "seed": self.seed, "shuffle": self.shuffle,

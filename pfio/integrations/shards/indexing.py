@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from ...api import from_url, open_url
+from ...fs.file_types import as_binary_io
 from ...fs.positional import PositionalReader
 from .braces import expand_urls
 from .index import (
@@ -42,7 +43,8 @@ def scan_shard(url: str, base: str) -> ShardEntry:
     with open_url(url, "rb", sequential=True) as f:
         head = f.read(2)
         compressed = head == GZIP_MAGIC
-        for position, end, _ in group_members(stream_members(Prefixed(head, f), url), url):  # type: ignore[arg-type]
+        members = stream_members(as_binary_io(Prefixed(head, f)), url)
+        for position, end, _ in group_members(members, url):
             offsets.append(position)
             lengths.append(end - position)
         size = PositionalReader(f).size()

@@ -91,8 +91,9 @@ def worker_positions(share_len: int, worker: int, num_workers: int,
             for p in range(j * batch_size, min((j + 1) * batch_size, share_len))]
 
 
-def remaining(order: Sequence[int], history: Sequence[Segment]) -> list[int]:
-    """The samples of ``order`` not seen after ``history`` (see the module docstring).
+def remaining(order: Sequence[int], history: Sequence[Sequence[int]]) -> list[int]:
+    """The samples of ``order`` not seen after ``history`` (see the module docstring):
+    segments ``(seen, world_size, drop_last)``, as tuples or as lists from a state dict.
 
     Raises:
         ValueError: a segment whose count does not fit: fewer seen than before, a count

@@ -18,13 +18,16 @@ resumes within a shard skips what it already read (seeking in an uncompressed ta
 from __future__ import annotations
 
 import gzip
+import io
 import logging
 from collections.abc import Iterator
 from typing import IO, Any
 
 from ...api import from_url, open_url
+from ...containers.base import ArchiveFS
 from ...containers.tar_index import DECODE_ERRORS, decode_error
 from ...errors import ArchiveError
+from ...fs.file_types import as_binary_io, read_into
 from .tarstream import Member, iter_tar
 
 logger = logging.getLogger(__name__)
@@ -80,7 +83,7 @@ def iter_members(url: str, start: int = 0) -> Iterator[Member]:
             f.seek(start)  # an uncompressed tar: go straight to the position
             yield from iter_tar(f, url, start)
             return
-        yield from stream_members(Prefixed(head, f) if head else f, url, start)
+        yield from stream_members(as_binary_io(Prefixed(head, f)) if head else f, url, start)
 
 
 def stream_members(source: IO[bytes], url: str, start: int = 0) -> Iterator[Member]:
@@ -88,17 +91,17 @@ def stream_members(source: IO[bytes], url: str, start: int = 0) -> Iterator[Memb
     with the gzip magic bytes) read from its first byte, from position ``start`` of the
     uncompressed stream on; ``url`` names it in errors."""
     first = source.read(2)
-    stream = Prefixed(first, source)
+    stream = as_binary_io(Prefixed(first, source))
     if first != GZIP_MAGIC:
         if start:
-            _skip(stream, start, url)  # type: ignore[arg-type]
-        yield from iter_tar(stream, url, start)  # type: ignore[arg-type]
+            _skip(stream, start, url)
+        yield from iter_tar(stream, url, start)
         return
-    with gzip.GzipFile(fileobj=stream, mode="rb") as unzipped:  # type: ignore[arg-type]
+    with gzip.GzipFile(fileobj=stream, mode="rb") as unzipped:
         try:
             if start:
-                _skip(unzipped, start, url)
-            yield from iter_tar(unzipped, url, start)  # type: ignore[arg-type]
+                _skip(as_binary_io(unzipped), start, url)
+            yield from iter_tar(as_binary_io(unzipped), url, start)
             while unzipped.read(1 << 20):  # the gzip trailer (CRC-32, length) is checked
                 pass
         except DECODE_ERRORS as exc:
@@ -113,12 +116,16 @@ def _skip(f: IO[bytes], n: int, url: str) -> None:
         n -= got
 
 
-class Prefixed:
+class Prefixed(io.RawIOBase):
     """``head`` (bytes already read), then the rest of ``f``: a read-only stream."""
 
-    def __init__(self, head: bytes, f: Any) -> None:
+    def __init__(self, head: bytes, f: IO[bytes]) -> None:
+        super().__init__()
         self._head = head
         self._f = f
+
+    def readable(self) -> bool:
+        return True
 
     def read(self, n: int = -1) -> bytes:
         head = self._head
@@ -132,10 +139,10 @@ class Prefixed:
             return head[:n]
         return head + self._f.read(n - len(head))
 
-    def readinto(self, b: Any) -> int:
+    def readinto(self, b: Any) -> int | None:
         view = memoryview(b).cast("B")
         if not self._head:
-            return self._f.readinto(view)
+            return read_into(self._f, view)
         data = self.read(len(view))
         view[:len(data)] = data
         return len(data)
@@ -143,7 +150,9 @@ class Prefixed:
 
 def _zip_members(url: str, start: int) -> Iterator[Member]:
     with from_url(url) as archive:
-        entries = sorted((e for e in archive.index.entries.values()  # type: ignore[attr-defined]
+        if not isinstance(archive, ArchiveFS):
+            raise ArchiveError(f"{url}: opened as {type(archive).__name__}, not as an archive")
+        entries = sorted((e for e in archive.index.entries.values()
                           if not e.is_dir and e.info is not None),
                          key=lambda e: e.info.header_offset)
         for i in range(start, len(entries)):

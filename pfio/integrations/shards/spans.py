@@ -158,7 +158,7 @@ class SpanReader:
         self.close()
 
     def _submit(self, pool: ThreadPoolExecutor, window: Sequence[int] | None
-                ) -> tuple[Sequence[int], list[Future]] | None:
+                ) -> tuple[Sequence[int], list[Future[dict[tuple[int, int], Sample]]]] | None:
         if window is None:
             return None
         return window, [pool.submit(self.read_span, span) for span in self.spans(window)]
@@ -225,7 +225,8 @@ class SpanReader:
             if found is not None:
                 self._open.move_to_end(shard)
                 found[2] += 1
-                return found[1]
+                shared: PositionalReader = found[1]
+                return shared
         f = self.opener(entry, first_fetch)
         etag = getattr(f, "etag", None)
         if entry.etag and isinstance(etag, str) and etag.strip('"') != entry.etag.strip('"'):
@@ -237,7 +238,8 @@ class SpanReader:
             if found is not None:  # another thread opened it meanwhile
                 f.close()
                 found[2] += 1
-                return found[1]
+                shared = found[1]
+                return shared
             reader = PositionalReader(f)
             self._open[shard] = [f, reader, 1]
             return reader

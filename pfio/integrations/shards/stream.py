@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Generator, Iterator, Sequence
+from typing import Any, Generic, TypeVar, overload
 
 from .plan import Position
 from .reader import Sample, iter_samples
@@ -30,11 +30,13 @@ from .shuffle import ShuffleBuffer
 
 logger = logging.getLogger(__name__)
 
-Located = tuple[Position, Sample]
-ReadShard = Callable[[str, int], Iterator[tuple[int, Sample]]]
+#: a sample as the shards' reader yields it (webdataset's dicts by default)
+S = TypeVar("S")
+Located = tuple[Position, S]
+ReadShard = Callable[[str, int], Iterator[tuple[int, S]]]
 
 
-class SampleStream:
+class SampleStream(Generic[S]):
     """Samples of ``shards`` (then ``padding`` up to ``target``), shuffled, decoded and
     transformed; an iterator with ``state_dict``/``load_state_dict``.
 
@@ -52,12 +54,27 @@ class SampleStream:
         read: ``read(url, resume) -> (resume token, sample)`` pairs of one shard.
     """
 
+    @overload
+    def __init__(self: SampleStream[Sample], shards: Sequence[str],
+                 padding: Sequence[str] = (), target: int | None = None,
+                 expected: dict[str, int] | None = None, shuffle_buffer: int = 0,
+                 rng_seed: Any = 0, decoder: Callable[[Sample], Any] | None = None,
+                 transform: Callable[[Any], Any] | None = None) -> None: ...
+
+    @overload
     def __init__(self, shards: Sequence[str], padding: Sequence[str] = (),
                  target: int | None = None, expected: dict[str, int] | None = None,
                  shuffle_buffer: int = 0, rng_seed: Any = 0,
-                 decoder: Callable[[Sample], Any] | None = None,
+                 decoder: Callable[[S], Any] | None = None,
+                 transform: Callable[[Any], Any] | None = None, *,
+                 read: ReadShard[S]) -> None: ...
+
+    def __init__(self, shards: Sequence[str], padding: Sequence[str] = (),
+                 target: int | None = None, expected: dict[str, int] | None = None,
+                 shuffle_buffer: int = 0, rng_seed: Any = 0,
+                 decoder: Callable[[Any], Any] | None = None,
                  transform: Callable[[Any], Any] | None = None,
-                 read: ReadShard = iter_samples) -> None:
+                 read: ReadShard[Any] = iter_samples) -> None:
         self.shards = list(shards)
         self.padding = list(padding) if target is not None else []
         self.target = target
@@ -65,9 +82,9 @@ class SampleStream:
         self.decoder = decoder
         self.transform = transform
         self._read = read
-        self._buffer: ShuffleBuffer[Located] = ShuffleBuffer(shuffle_buffer,
-                                                              random.Random(rng_seed))
-        self._source: Iterator[Located] | None = None
+        self._buffer: ShuffleBuffer[Located[S]] = ShuffleBuffer(shuffle_buffer,
+                                                                 random.Random(rng_seed))
+        self._source: Generator[Located[S], None, None] | None = None
         self._last: Position | None = None  # the last sample taken from the shards
         self._taken = 0
         self._yielded = 0
@@ -76,7 +93,7 @@ class SampleStream:
 
     # -- iteration ---------------------------------------------------------------------
 
-    def __iter__(self) -> SampleStream:
+    def __iter__(self) -> SampleStream[S]:
         return self
 
     def __next__(self) -> Any:
@@ -102,9 +119,9 @@ class SampleStream:
     def _end_source(self) -> None:
         self._draining = True
         if self._source is not None:
-            self._source.close()  # type: ignore[attr-defined]
+            self._source.close()
 
-    def _emit(self, located: Located) -> Any:
+    def _emit(self, located: Located[S]) -> Any:
         self._yielded += 1
         sample = located[1]
         if self.decoder is not None:
@@ -118,7 +135,7 @@ class SampleStream:
             return None
         return self.padding[(slot - len(self.shards)) % len(self.padding)]
 
-    def _located(self, start: Position) -> Iterator[Located]:
+    def _located(self, start: Position) -> Generator[Located[S], None, None]:
         """``(position, sample)`` from ``start`` on, slot after slot."""
         slot, index, resume = start.slot, start.sample, start.resume
         empty_slots = 0
@@ -167,7 +184,7 @@ class SampleStream:
             raise RuntimeError("load_state_dict must come before the stream is iterated")
         self._restore = dict(state)
 
-    def _start(self) -> Iterator[Located]:
+    def _start(self) -> Generator[Located[S], None, None]:
         state, self._restore = self._restore, None
         if state is None:
             return self._located(Position())
@@ -182,7 +199,7 @@ class SampleStream:
         start = min([last, *held], key=Position.key)
         source = self._located(start)
         slots: dict[tuple[int, int], int] = {p.key(): i for i, p in enumerate(held)}
-        items: list[Located | None] = [None] * len(held)
+        items: list[Located[S] | None] = [None] * len(held)
         reached = False
         for position, sample in source:
             i = slots.get(position.key())
@@ -198,7 +215,7 @@ class SampleStream:
         if missing:
             raise ValueError(f"cannot resume: the shards no longer hold the buffered samples "
                              f"at {missing[:3]}")
-        self._buffer.items = items  # type: ignore[assignment]
+        self._buffer.items = [item for item in items if item is not None]  # (none is)
         logger.debug("resumed after %d samples taken, %d yielded, %d buffered", self._taken,
                      self._yielded, len(items))
         if self._draining:

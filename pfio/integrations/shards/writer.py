@@ -29,6 +29,7 @@ import tarfile
 from typing import IO, Any
 
 from ...api import open_url
+from ...fs.file_types import as_binary_io
 from .counts import write_sidecar
 from .encode import encode_field
 from .index import INDEX_NAME, ShardEntry, base_of, relative_name, write_index
@@ -115,8 +116,8 @@ class TarShardWriter:
         self._out: IO[bytes] = self._file
         if compress if compress is not None else url.lower().endswith(GZIP_SUFFIXES):
             self.compressed = True
-            self._out = gzip.GzipFile(filename="", mode="wb", fileobj=self._file,  # type: ignore[assignment]
-                                      compresslevel=6, mtime=0)
+            self._out = as_binary_io(gzip.GzipFile(filename="", mode="wb", fileobj=self._file,
+                                                   compresslevel=6, mtime=0))
 
     def write(self, sample: dict[str, Any]) -> int:
         """Append ``sample`` (see the module docstring); return the tar bytes it took."""

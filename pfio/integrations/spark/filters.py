@@ -25,6 +25,10 @@ _COMPARISONS: dict[type, Callable[[Any, Any], Any]] = {
 _STRING_TESTS: dict[type, Callable[..., Any]] = {
     ds.StringStartsWith: pc.starts_with, ds.StringEndsWith: pc.ends_with,
     ds.StringContains: pc.match_substring}
+#: the filters on one column (``attribute``); all of Spark's but ``Not``
+_ON_A_COLUMN = (ds.EqualTo, ds.EqualNullSafe, ds.GreaterThan, ds.GreaterThanOrEqual,
+                ds.LessThan, ds.LessThanOrEqual, ds.In, ds.IsNull, ds.IsNotNull,
+                ds.StringStartsWith, ds.StringEndsWith, ds.StringContains)
 
 
 def to_expression(spark_filter: ds.Filter, schema: pa.Schema) -> pc.Expression | None:
@@ -33,12 +37,14 @@ def to_expression(spark_filter: ds.Filter, schema: pa.Schema) -> pc.Expression |
     if isinstance(spark_filter, ds.Not):
         inner = to_expression(spark_filter.child, schema)
         return None if inner is None else ~inner
+    if not isinstance(spark_filter, _ON_A_COLUMN):  # a filter this module does not know
+        return None
     column = _column(spark_filter.attribute, schema)
     if column is None:
         return None
     field = pc.field(column.name)
     kind = type(spark_filter)
-    if kind in (ds.IsNull, ds.IsNotNull):
+    if isinstance(spark_filter, (ds.IsNull, ds.IsNotNull)):
         return field.is_null() if kind is ds.IsNull else field.is_valid()
     value = spark_filter.value
     if kind in _COMPARISONS and _literal(value, column.type):

@@ -167,7 +167,8 @@ def make_example(features: Mapping[str, Any]) -> bytes:
         feature = stored[name]
         if kind is not None:
             getattr(feature, _FIELD[kind]).value.extend(values)
-    return example.SerializeToString(deterministic=True)
+    data: bytes = example.SerializeToString(deterministic=True)
+    return data
 
 
 def _encode(name: str, value: Any) -> tuple[str | None, list[Any]]:

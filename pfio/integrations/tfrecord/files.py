@@ -16,6 +16,7 @@ from typing import IO, Any
 from ..._uri import parse_uri
 from ...api import from_url, open_url
 from ...compression.decoder import DecoderReader
+from ...fs.file_types import as_binary_io
 
 #: zlib's ``wbits`` for each compression: a gzip stream, a zlib stream
 WBITS = {"gzip": 16 + zlib.MAX_WBITS, "zlib": zlib.MAX_WBITS}
@@ -67,7 +68,7 @@ def decompressing(raw: IO[bytes], compression: str) -> IO[bytes]:
     """The decompressed bytes of ``raw`` (a binary reader) as a raw stream; errors as
     :func:`decode_error` maps them. Concatenated streams read as one."""
     wbits = WBITS[compression]
-    return DecoderReader(raw, lambda: zlib.decompressobj(wbits), bounded=True)
+    return as_binary_io(DecoderReader(raw, lambda: zlib.decompressobj(wbits), bounded=True))
 
 
 #: the exceptions a decompressing stream raises for bad or truncated data

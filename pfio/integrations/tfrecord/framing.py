@@ -56,7 +56,7 @@ def masked_crc(data: Any) -> int:
     """The masked CRC-32C of ``data`` (any bytes-like object)."""
     if type(data) is not bytes:  # google-crc32c's C extension takes bytes only
         data = bytes(memoryview(data).cast("B"))
-    crc = _crc32c(data)
+    crc: int = _crc32c(data)
     return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
 
 

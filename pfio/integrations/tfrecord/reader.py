@@ -13,6 +13,7 @@ import logging
 from collections.abc import Iterator
 from typing import IO, Any
 
+from ...fs.file_types import read_into
 from .files import DECODE_ERRORS, compression_of, decode_error, decompressing, opened
 from .framing import (
     FOOTER_SIZE,
@@ -96,7 +97,7 @@ def _skip(f: IO[bytes], offset: int, url: str) -> None:
     scratch = memoryview(bytearray(min(offset, CHUNK_SIZE)))
     left = offset
     while left:
-        got = f.readinto(scratch[:min(left, len(scratch))])
+        got = read_into(f, scratch[:min(left, len(scratch))])
         if not got:
             raise TFRecordError(url, offset, f"offset past the end of the record stream "
                                 f"({offset - left} bytes)")
@@ -165,7 +166,7 @@ class _RecordScanner:
                 return False
             if self._end == len(self._buffer):
                 self._make_room(need)
-            got = self._f.readinto(self._view[self._end:])
+            got = read_into(self._f, self._view[self._end:])
             if not got:
                 self._eof = True
                 return False

@@ -61,3 +61,12 @@ def test_split_returns_the_filters_left_by_identity():
 
 def test_split_of_nothing_taken_is_none():
     assert split([], TABLE.schema) == (None, [])
+
+
+def test_a_filter_of_an_unknown_class_is_left_to_spark():
+    """A Filter subclass that names no column (as a future Spark's might) is not taken."""
+
+    class Unknown(ds.Filter):
+        pass
+
+    assert to_expression(Unknown(), TABLE.schema) is None
