@@ -9,6 +9,7 @@ takes paths relative to that root. Errors are builtin exception classes everywhe
 from __future__ import annotations
 
 import abc
+import builtins
 import errno
 import fnmatch
 import functools
@@ -212,7 +213,7 @@ class FS(Profilable, abc.ABC):
             return False
         return True
 
-    def glob(self, pattern: str) -> list[str]:
+    def glob(self, pattern: str) -> builtins.list[str]:
         """Return the paths (relative to the root) matching ``pattern``, sorted.
 
         ``*``, ``?`` and ``[...]`` match within one path component (dot files included);
@@ -227,7 +228,7 @@ class FS(Profilable, abc.ABC):
             return []
         return sorted(set(self._glob("/" if inside.startswith("/") else "", parts)))
 
-    def _glob(self, base: str, parts: list[str]) -> Iterator[str]:
+    def _glob(self, base: str, parts: builtins.list[str]) -> Iterator[str]:
         head, rest = parts[0], parts[1:]
         if head == "**":
             entries = list(self._safe_entries(base, recursive=True))
@@ -419,11 +420,13 @@ class FS(Profilable, abc.ABC):
 
         ``mode`` is ``"r"`` to read or ``"w"`` to create a new archive.
         """
-        return registry.container_factory("zip")(self, path, mode, **kwargs)
+        archive: Zip = registry.container_factory("zip")(self, path, mode, **kwargs)
+        return archive
 
     def open_tar(self, path: str, mode: str = "r", **kwargs: Any) -> Tar:
         """Open the tar archive at ``path`` (``.tar``, ``.tar.gz``, ``.tgz``) as a filesystem."""
-        return registry.container_factory("tar")(self, path, mode, **kwargs)
+        archive: Tar = registry.container_factory("tar")(self, path, mode, **kwargs)
+        return archive
 
     # -- lifetime ------------------------------------------------------------------------
 

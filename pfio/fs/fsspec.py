@@ -96,7 +96,8 @@ class FsspecFS(FS):
             try:
                 if self.fs.isdir(full):
                     raise IsADirectoryError(errno.EISDIR, "is a directory", self._where(path))
-                return self.fs.open(full, "rb")
+                opened: IO[Any] = self.fs.open(full, "rb")
+                return opened
             except FileNotFoundError:
                 raise FileNotFoundError(errno.ENOENT, "no such file",
                                         self._where(path)) from None
@@ -152,9 +153,9 @@ class FsspecFS(FS):
 
 
 def _stat_of(name: str, info: dict[str, Any]) -> FileStat:
-    mtime = info.get("mtime") or info.get("LastModified") or info.get("created")
-    if hasattr(mtime, "timestamp"):
-        mtime = mtime.timestamp()
+    # fsspec's backends name it differently: seconds, or a datetime (s3fs, gcsfs)
+    when: Any = info.get("mtime") or info.get("LastModified") or info.get("created")
+    mtime: float | None = when.timestamp() if hasattr(when, "timestamp") else when
     if info["type"] == "directory":
         return FileStat.directory(name, mtime)
     return FileStat(name, int(info.get("size") or 0), _stat.S_IFREG | 0o644, mtime)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import glob as _glob
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import Any
 
 from .locate import directory, stat_url
 from .machinery import PatchSpec, define_target
@@ -38,7 +38,7 @@ def _matches(pattern: str, recursive: bool, include_hidden: bool) -> Iterator[st
     try:
         fs = directory(top)
         # FS.glob's "list[str]" reads ``list`` as the method FS.list (pfio/fs/base.py)
-        names = cast("list[str]", fs.glob("/".join(rest)))
+        names = fs.glob("/".join(rest))
     except (FileNotFoundError, NotADirectoryError):
         return
     base = top if top.endswith("/") else top + "/"

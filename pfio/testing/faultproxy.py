@@ -274,6 +274,7 @@ class FaultProxy:
                     upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                     up_reader = MessageReader(upstream)
                 upstream.sendall(head + body)
+                assert up_reader is not None  # made with the upstream connection
                 if not self._relay_response(client, up_reader, request):
                     return
         except (PeerClosed, OSError):

@@ -125,10 +125,11 @@ class Runner:
         bar = _progress_bar(self.progress, len(plan.items) + len(plan.deletions), label)
         try:
             with ThreadPoolExecutor(self.workers, thread_name_prefix="pfio-transfer") as pool:
-                copies = {pool.submit(self._transfer, item, compare): item.name
-                          for item in plan.items}
+                copies: dict[Future[int | None], str] = {
+                    pool.submit(self._transfer, item, compare): item.name for item in plan.items}
                 self._collect(pool, copies, result, bar, copied=True)
-                deletions = {pool.submit(self._delete, name): name for name in plan.deletions}
+                deletions: dict[Future[int | None], str] = {
+                    pool.submit(self._delete, name): name for name in plan.deletions}
                 self._collect(pool, deletions, result, bar, copied=False)
         finally:
             if bar is not None:

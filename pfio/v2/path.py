@@ -7,7 +7,7 @@ import os
 import posixpath
 from collections.abc import Iterator
 from pathlib import PurePosixPath
-from typing import IO, Any, cast
+from typing import IO, Any
 
 from ..errors import os_error_args
 from ..fs.stat import FileStat
@@ -129,7 +129,7 @@ class Path(PurePath):
             raise NotImplementedError("Path.glob(case_sensitive=...) is not supported: "
                                       "each filesystem matches names its own way")
         # FS.glob's "list[str]" reads ``list`` as the method FS.list (pfio/fs/base.py)
-        for rel in cast("list[str]", self._fs.subfs(self._path).glob(pattern)):
+        for rel in self._fs.subfs(self._path).glob(pattern):
             yield self / rel
 
     def rglob(self, pattern: str, *, case_sensitive: bool | None = None) -> Iterator[Path]:

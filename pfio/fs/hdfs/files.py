@@ -71,7 +71,7 @@ class _RawReader(io.RawIOBase):
             return b""
         start = time.perf_counter() if hook.ENABLED else 0.0
         with mapped_errors(self.name):
-            data = self._handle.read_range(offset, size)
+            data: bytes = self._handle.read_range(offset, size)
         if hook.ENABLED:
             hook.record_request("hdfs", "READ", nbytes=len(data),
                                 seconds=time.perf_counter() - start, url=self.name)

@@ -44,7 +44,8 @@ def _factory(client: str) -> ClientFactory:
     import importlib
 
     module, _, name = CLIENTS[client].partition(":")
-    return getattr(importlib.import_module(module), name)
+    factory: ClientFactory = getattr(importlib.import_module(module), name)
+    return factory
 
 
 class HdfsFileStat(FileStat):

@@ -55,7 +55,8 @@ class _Reader:
         self.size = native_file.size()
 
     def read_range(self, offset: int, length: int) -> bytes:
-        return self._file.read_at(length, offset)
+        data: bytes = self._file.read_at(length, offset)
+        return data
 
     def close(self) -> None:
         self._file.close()

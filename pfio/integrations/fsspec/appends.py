@@ -22,7 +22,7 @@ from typing import IO, Any
 from ...compression.codecs import by_extension, by_name
 from ...fs.base import FS
 from ...fs.modes import parse_mode
-from ...fs.writers import AtomicTextWriter
+from ...fs.writers import AtomicTextWriter, discard
 
 
 def open_rewriting(fs: FS, name: str, where: str, mode: str, compression: str | None = None,
@@ -50,7 +50,7 @@ def open_rewriting(fs: FS, name: str, where: str, mode: str, compression: str | 
     except FileNotFoundError:
         pass
     except BaseException:
-        writer.abort()
+        discard(writer)
         writer.close()
         raise
     if parsed.binary:

@@ -54,7 +54,8 @@ def pfio_url(path: str) -> str:
     return f"{scheme}://{remainder}"
 
 
-class PfioFileSystem(AbstractFileSystem):
+# fsspec ships no type information: its base class is Any to mypy
+class PfioFileSystem(AbstractFileSystem):  # type: ignore[misc]
     """An fsspec filesystem over every pfio URL: pandas, pyarrow and Dask read through pfio.
 
     Args:
@@ -195,7 +196,7 @@ class PfioFileSystem(AbstractFileSystem):
         info = self.info(path)
         etag = info.get("ETag")
         if etag:
-            return etag
+            return str(etag)
         token = f"{info['name']}|{info['size']}|{info.get('mtime')}"
         return hashlib.sha256(token.encode()).hexdigest()
 
@@ -244,7 +245,8 @@ class PfioFileSystem(AbstractFileSystem):
         offsets count from the end)."""
         if start is None and end is None:
             with self.open(path, "rb") as f:
-                return f.read()
+                whole: bytes = f.read()
+                return whole
         start = start or 0
         tail = start < 0 and end is None
         # the opening request of an S3 reader reads the tail, or just probes the object
