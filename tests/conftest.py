@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -118,19 +119,60 @@ def use_s3_server(monkeypatch: pytest.MonkeyPatch, server: S3Server,
     return server.endpoint
 
 
-def new_bucket(server: S3Server) -> str:
-    """The name of a new, empty bucket on ``server``."""
+#: the buckets the running test made on Ceph, removed when it ends: the gateway of
+#: ``scripts/ceph-rgw.sh`` keeps objects in 8 GiB of memory, which one run of the suite
+#: would fill (moto's store goes with its server at the end of the session)
+_ceph_buckets: list[tuple[S3Server, str]] = []
+
+
+def _client(server: S3Server) -> Any:
     import boto3
 
     creds = server.credentials
-    name = f"pfio-test-{secrets.token_hex(6)}"
-    client = boto3.client(
+    return boto3.client(
         "s3", endpoint_url=server.endpoint, region_name=creds["AWS_DEFAULT_REGION"],
         aws_access_key_id=creds["AWS_ACCESS_KEY_ID"],
         aws_secret_access_key=creds["AWS_SECRET_ACCESS_KEY"])
+
+
+def new_bucket(server: S3Server) -> str:
+    """The name of a new, empty bucket on ``server`` (on Ceph, removed after the test)."""
+    name = f"pfio-test-{secrets.token_hex(6)}"
+    client = _client(server)
     client.create_bucket(Bucket=name)
     client.close()
+    if server.name == "ceph":
+        _ceph_buckets.append((server, name))
     return name
+
+
+def _remove_bucket(server: S3Server, name: str) -> None:
+    """Remove bucket ``name`` from ``server`` with its objects and unfinished uploads."""
+    client = _client(server)
+    try:
+        for page in client.get_paginator("list_objects_v2").paginate(Bucket=name):
+            keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+            if keys:
+                client.delete_objects(Bucket=name, Delete={"Objects": keys, "Quiet": True})
+        for upload in client.list_multipart_uploads(Bucket=name).get("Uploads", []):
+            client.abort_multipart_upload(Bucket=name, Key=upload["Key"],
+                                          UploadId=upload["UploadId"])
+        client.delete_bucket(Bucket=name)
+    finally:
+        client.close()
+
+
+@pytest.fixture(autouse=True)
+def _remove_ceph_buckets() -> Iterator[None]:
+    """After each test, remove the buckets it made on Ceph (see :func:`new_bucket`)."""
+    yield
+    while _ceph_buckets:
+        server, name = _ceph_buckets.pop()
+        try:
+            _remove_bucket(server, name)
+        except Exception as exc:  # noqa: BLE001 - a leftover bucket must not fail the test
+            warnings.warn(f"could not remove the test bucket {name} from Ceph: {exc}",
+                          stacklevel=1)
 
 
 @pytest.fixture
