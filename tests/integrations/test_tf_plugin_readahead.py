@@ -4,6 +4,7 @@ its bytes, and a read-ahead's error comes from the read that wants its bytes, na
 file."""
 
 import errno
+import gc
 import io
 import os
 import threading
@@ -13,7 +14,7 @@ import pytest
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 tf = pytest.importorskip("tensorflow")
 
-from pfio.integrations.tensorflow.plugin import bridge, register  # noqa: E402
+from pfio.integrations.tensorflow.plugin import bridge, files, register  # noqa: E402
 from pfio.integrations.tensorflow.plugin.files import AHEAD_MIN, Reader  # noqa: E402
 
 MIB = 1 << 20
@@ -22,6 +23,14 @@ MIB = 1 << 20
 @pytest.fixture(scope="module", autouse=True)
 def plugin():
     return register()
+
+
+@pytest.fixture(autouse=True)
+def alone():
+    """No file of the plugin is open when a test starts (TensorFlow closes the files of a
+    dataset when its iterator is collected): a file read alone is read ahead."""
+    gc.collect()
+    assert files._open_readers == 0
 
 
 class WatchedFile(io.BytesIO):
@@ -177,3 +186,30 @@ def test_a_read_ahead_error_is_a_tensorflow_error_naming_the_url(s3_env, s3_buck
     finally:
         fault_proxy.reset()
         bridge.reset()
+
+
+def test_buffers_of_closed_files_serve_later_files_with_their_own_bytes():
+    """A closed file's read-ahead buffers are kept for the next files: each reads exactly
+    its own bytes."""
+    for _ in range(3):
+        data = os.urandom(4 * MIB)
+        reader = Reader(WatchedFile(data))
+        for offset in range(0, len(data), MIB):
+            assert read(reader, offset, MIB) == data[offset:offset + MIB]
+        reader.close()
+    assert len({id(buffer) for buffer in files._kept}) == len(files._kept)
+
+
+def test_files_read_at_once_are_not_read_ahead():
+    """TensorFlow reading several files at once (num_parallel_reads) reads one while it
+    parses another: no read-ahead, each read in TensorFlow's thread, bytes exact."""
+    datas = [os.urandom(3 * MIB) for _ in range(2)]
+    watched = [WatchedFile(data) for data in datas]
+    readers = [Reader(f) for f in watched]
+    for offset in range(0, 3 * MIB, MIB):
+        for reader, data in zip(readers, datas, strict=True):
+            assert read(reader, offset, MIB) == data[offset:offset + MIB]
+    for reader in readers:
+        reader.close()
+    me = threading.current_thread().name
+    assert all(name == me for f in watched for name in f.readers.values())
