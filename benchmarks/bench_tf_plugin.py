@@ -36,7 +36,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness import Row, ceph_endpoint, main  # noqa: E402
+from harness import Row, _drop_bucket, ceph_endpoint, main  # noqa: E402
 
 import pfio  # noqa: E402
 
@@ -174,13 +174,13 @@ def _on(endpoint: str, credentials: dict[str, str], server: str,
     os.environ["S3_ENDPOINT"] = endpoint
     bridge.reset()  # the plugin's S3 filesystems follow the environment
     bucket = f"bench-tf-{secrets.token_hex(4)}"
-    fs = pfio.from_url(f"s3://{bucket}", create_bucket=True)
+    pfio.from_url(f"s3://{bucket}", create_bucket=True).close()
     try:
         single = _upload([local[0]], f"s3://{bucket}")[0]
         shards = _upload(local[1], f"s3://{bucket}/shards")
         return _rows(server, local, (single, shards), repeat)
     finally:
-        fs.remove("", recursive=True)
+        _drop_bucket(bucket, endpoint, credentials)  # the bucket too: a gateway keeps it
 
 
 def run(quick: bool) -> list[Row]:
