@@ -12,7 +12,9 @@ parsing it, issue 37), on local disk with TensorFlow's default:
 3. for information, each of them against what the server serves at best: the same file(s)
    read whole with ``pfio.open_url`` (8 MiB reads, the 8 files 4 at a time), as records/s
    (the records those bytes hold per second) and MB/s. On a server slower than local disk
-   this ceiling is below the target: the metric gives it as a fraction of local disk;
+   this ceiling is below the target: the metric gives it as a fraction of local disk (Ceph's
+   gateway here: 0.5x of local disk on a quiet machine, 0.71-0.85x on a busy one, so its
+   target of 0.8x is out of reach of any client; issue 37);
 4. for information, what the plugin itself costs: reading the file through
    ``tf.io.gfile.GFile`` against reading it with ``pfio.open_url``.
 
