@@ -25,8 +25,9 @@ with any client measured.
    s3torchconnectorclient and >= 0.9x obstore; client CPU per GET <= 0.25 ms), 1,000 random
    64 KiB zip members / ranges (>= 1.0x and >= 0.85x) and a 256 MiB object read
    sequentially (>= 0.95x obstore); and items 2 and 3 again (on Ceph, which does not echo
-   checksums, every PUT and part of pfio's also carries its MD5: the write row shows what
-   that costs).
+   checksums, every PUT and part of pfio's also carries a second digest: its signed SHA-256
+   once the first multipart upload has found that Ceph checks those, its MD5 before: the
+   write row shows what that costs).
 """
 
 from __future__ import annotations
@@ -275,7 +276,7 @@ def run(quick: bool) -> list[Row]:
         data = store_data(endpoint, quick)
         found += rows(measure(endpoint, credentials, data, 1 if quick else 3), data, "Ceph RGW")
         found += _zip_members(endpoint, quick, credentials, " (Ceph RGW)")
-        found += _sequential(endpoint, quick, " (Ceph RGW)")  # writes checksummed (MD5)
+        found += _sequential(endpoint, quick, " (Ceph RGW)")  # writes with a second digest
         os.environ.update(CREDENTIALS)
     return found
 

@@ -11,6 +11,10 @@
 * ``s3_env``: test credentials, region, ``S3_ENDPOINT`` and the engine in the environment;
 * ``s3_bucket``: a fresh bucket (its name) on the server, for one test;
 * ``fault_proxy``: a :class:`pfio.testing.faultproxy.FaultProxy` in front of the server.
+
+And for every test: no S3 endpoint is known yet to check checksums or signed payload
+hashes (:mod:`pfio.fs.s3.integrity` learns that once per endpoint and process), so that the
+requests a test sees do not depend on the tests that ran before it.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
+import sys
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -51,6 +56,15 @@ def _ceph_settings() -> dict[str, str]:
         with open(CEPH_ENV_FILE) as f:
             settings = dict(line.strip().split("=", 1) for line in f if "=" in line)
     return settings
+
+
+@pytest.fixture(autouse=True)
+def _unknown_endpoints(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No endpoint is known to check checksums or signed hashes (see the module doc)."""
+    integrity = sys.modules.get("pfio.fs.s3.integrity")
+    if integrity is not None:  # (else nothing was learnt yet)
+        monkeypatch.setattr(integrity, "_verifying", set())
+        monkeypatch.setattr(integrity, "_signed", {})
 
 
 @pytest.fixture(scope="session")

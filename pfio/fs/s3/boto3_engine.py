@@ -48,6 +48,9 @@ class Boto3Engine:
     """S3's data path over the botocore client of ``connection``."""
 
     plain_gets = True
+    #: botocore signs or not by its own rules (the hash of the body over plain http):
+    #: pfio gives it Content-MD5 instead
+    signs_payloads = False
 
     def __init__(self, connection: S3Connection, hooks: list[RequestHook]) -> None:
         # its before-send event calls the hooks
@@ -75,7 +78,9 @@ class Boto3Engine:
         return self._client.head_object(Bucket=bucket, Key=key)
 
     def put_object(self, bucket: str, key: str, body: Any, crc32: str,
-                   md5: str | None = None, exclusive: bool = False) -> dict[str, Any]:
+                   md5: str | None = None, exclusive: bool = False,
+                   sha256: str | None = None) -> dict[str, Any]:
+        """A PUT (``sha256`` is never given: see :attr:`signs_payloads`)."""
         kwargs = {"ContentMD5": md5} if md5 else {}
         if exclusive:
             kwargs["IfNoneMatch"] = "*"
@@ -88,7 +93,9 @@ class Boto3Engine:
         return self._client.create_multipart_upload(Bucket=bucket, Key=key, **kwargs)
 
     def upload_part(self, bucket: str, key: str, upload_id: str, number: int, body: Any,
-                    crc32: str, md5: str | None = None) -> dict[str, Any]:
+                    crc32: str, md5: str | None = None,
+                    sha256: str | None = None) -> dict[str, Any]:
+        """A part (``sha256`` is never given: see :attr:`signs_payloads`)."""
         kwargs = {"ContentMD5": md5} if md5 else {}
         return self._client.upload_part(Bucket=bucket, Key=key, UploadId=upload_id,
                                         PartNumber=number, Body=_payload(body),

@@ -117,6 +117,9 @@ class Engine(Protocol):
     #: whole object) and stops receiving once the sink is complete, handing the rest of a
     #: long body to the sink (``take_rest``) or dropping its connection
     plain_gets: bool
+    #: True when :meth:`put_object` and :meth:`upload_part` sign the ``sha256`` they are
+    #: given as the body's hash (``x-amz-content-sha256``), which a server may check
+    signs_payloads: bool
 
     def get(self, bucket: str, key: str, rng: str, if_match: str | None,
             sink: BodySink) -> None: ...
@@ -131,9 +134,11 @@ class Engine(Protocol):
         (``Contents``, ``CommonPrefixes``, ``IsTruncated``, ``NextContinuationToken``)."""
 
     def put_object(self, bucket: str, key: str, body: Any, crc32: str,
-                   md5: str | None = None, exclusive: bool = False) -> dict[str, Any]:
-        """A PUT of ``body`` with its checksum ``crc32`` (and ``Content-MD5`` ``md5``);
-        ``exclusive``: only if nothing is at ``key`` (``If-None-Match: *``)."""
+                   md5: str | None = None, exclusive: bool = False,
+                   sha256: str | None = None) -> dict[str, Any]:
+        """A PUT of ``body`` with its checksum ``crc32`` (and ``Content-MD5`` ``md5``, and
+        its signed SHA-256 ``sha256``, hex, where :attr:`signs_payloads`); ``exclusive``:
+        only if nothing is at ``key`` (``If-None-Match: *``)."""
 
     def create_multipart_upload(self, bucket: str, key: str,
                                 checksum: str | None = "CRC32") -> dict[str, Any]:
@@ -141,7 +146,9 @@ class Engine(Protocol):
         algorithm's checksums (None: none, as for copies)."""
 
     def upload_part(self, bucket: str, key: str, upload_id: str, number: int, body: Any,
-                    crc32: str, md5: str | None = None) -> dict[str, Any]: ...
+                    crc32: str, md5: str | None = None,
+                    sha256: str | None = None) -> dict[str, Any]:
+        """Part ``number`` of an upload, its checksums as for :meth:`put_object`."""
 
     def complete_multipart_upload(self, bucket: str, key: str, upload_id: str,
                                   parts: list[dict[str, Any]],
@@ -196,6 +203,9 @@ class S3Settings:
     max_pool_connections: int = 32
     addressing_style: str | None = None
     engine: str | None = None
+    #: how a body's integrity is checked by a server that does not echo its CRC32 (see
+    #: :mod:`pfio.fs.s3.integrity`): ``"auto"``, ``"md5"`` or ``"sha256"``
+    write_digest: str = "auto"
 
     def secrets(self) -> dict[str, str | None]:
         return {"aws_access_key_id": self.aws_access_key_id,
@@ -214,6 +224,23 @@ def mock_aws_active() -> bool:
     models = sys.modules.get("moto.core.models")
     stubber = getattr(models, "botocore_stubber", None)
     return bool(getattr(stubber, "enabled", False))
+
+
+#: the values of ``S3(write_digest=...)`` and ``$PFIO_S3_WRITE_DIGEST``
+WRITE_DIGESTS = ("auto", "md5", "sha256")
+
+
+def requested_write_digest(requested: str | None) -> str:
+    """``requested``, else ``$PFIO_S3_WRITE_DIGEST``, else ``"auto"``, checked.
+
+    Raises:
+        ValueError: an unknown value.
+    """
+    name = requested or os.environ.get("PFIO_S3_WRITE_DIGEST") or "auto"
+    if name not in WRITE_DIGESTS:
+        raise ValueError(f"unknown S3 write digest {name!r}; known: "
+                         f"{', '.join(WRITE_DIGESTS)}")
+    return name
 
 
 def requested_engine(requested: str | None) -> str | None:

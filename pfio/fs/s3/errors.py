@@ -9,8 +9,9 @@ What is retried (the rest is raised at once):
 
 * throttling: the codes of :data:`THROTTLING_CODES` (``SlowDown``, ``Throttling*``,
   ``RequestLimitExceeded``, ...), HTTP 429, 503 and 509;
-* other transient answers: ``RequestTimeout`` (a 400), ``BadDigest`` and
-  ``XAmzContentChecksumMismatch`` (a body damaged on its way), ``InternalError``,
+* other transient answers: ``RequestTimeout`` (a 400), ``BadDigest``,
+  ``XAmzContentChecksumMismatch`` and ``XAmzContentSHA256Mismatch`` (a body damaged on its
+  way), ``InternalError``,
   ``OperationAborted`` and every 5xx but 501, 505, 506, 510 and 511 (they say the request
   can never succeed as sent);
 * broken, refused or silent connections (``ConnectionError``, ``TimeoutError`` and their
@@ -43,14 +44,16 @@ _THROTTLING_STATUS = frozenset({429, 503, 509})
 TRANSIENT_CODES = frozenset({"RequestTimeout", "RequestTimeoutException", "InternalError",
                              "OperationAborted", "500", "502", "504",
                              # a body damaged on its way: the next try sends it again
-                             "BadDigest", "StoredBadDigest", "XAmzContentChecksumMismatch"})
+                             "BadDigest", "StoredBadDigest", "XAmzContentChecksumMismatch",
+                             "XAmzContentSHA256Mismatch"})
 #: 5xx answers that no retry can change (the request is not supported as sent)
 _PERMANENT_5XX = frozenset({501, 505, 506, 510, 511})
 _PERMANENT_CODES = frozenset({"NotImplemented", "501", "505"})
 #: codes whose message is worth giving the caller (what was wrong with an answer, or with
 #: the bytes the server received)
 _EXPLAINED = frozenset({"UnreadableAnswer", "UnreadableListing", "BadDigest",
-                        "StoredBadDigest", "XAmzContentChecksumMismatch"})
+                        "StoredBadDigest", "XAmzContentChecksumMismatch",
+                        "XAmzContentSHA256Mismatch"})
 #: the names of exception classes (and bases) of broken or silent connections in botocore,
 #: urllib3 and http.client, matched by name so that this module imports none of them
 _CONNECTION_ERRORS = frozenset({

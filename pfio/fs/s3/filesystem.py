@@ -39,7 +39,13 @@ from ..file_types import as_binary_io
 from ..modes import Mode
 from ..stat import FileStat
 from ..writers import atomic_writer
-from .connection import Engine, S3Connection, S3Settings, requested_engine
+from .connection import (
+    Engine,
+    S3Connection,
+    S3Settings,
+    requested_engine,
+    requested_write_digest,
+)
 from .errors import client_error_info
 from .faces import reader_face
 from .operations import S3Operations
@@ -91,6 +97,13 @@ class S3(S3Operations, FS):
             ``"boto3"`` is used while moto's ``mock_aws`` is active.
         addressing_style: ``"path"`` (the default with an ``endpoint``) or ``"virtual"``
             (``bucket.host``, the default on AWS).
+        write_digest: what proves to a server that does not echo the CRC32 of a PUT or
+            part that the body arrived intact: ``"auto"`` (the default): the body's SHA-256,
+            signed, where the endpoint is known to check it (AWS; others once the first
+            multipart upload has probed them), else its ``Content-MD5``; ``"md5"``: always
+            ``Content-MD5``; ``"sha256"``: always the signed SHA-256 (cheaper for the
+            client; only for a server that checks it). Default ``$PFIO_S3_WRITE_DIGEST``.
+            See :mod:`pfio.fs.s3.integrity`.
         max_attempts: tries of one request in all, throttled or not. Default (None): 5
             for server errors and broken connections, 10 while the server throttles
             (backing off from 1 s up to 20 s per sleep); see :mod:`pfio.fs.s3.retry`.
@@ -137,7 +150,8 @@ class S3(S3Operations, FS):
                  max_attempts: int | None = None, max_pool_connections: int = 32,
                  engine: str | None = None, addressing_style: str | None = None,
                  create_bucket: bool = False, create: bool = False,
-                 retry: RetryPolicy | None = None, **options: Any) -> None:
+                 retry: RetryPolicy | None = None, write_digest: str | None = None,
+                 **options: Any) -> None:
         super().__init__()
         warn_unknown_options("S3", options)
         if not bucket:
@@ -170,7 +184,8 @@ class S3(S3Operations, FS):
             aws_session_token=session_token, connect_timeout=connect_timeout,
             read_timeout=read_timeout, min_rate=min_rate,
             max_pool_connections=max_pool_connections, addressing_style=addressing_style,
-            engine=requested_engine(engine))
+            engine=requested_engine(engine),
+            write_digest=requested_write_digest(write_digest))
         policy = replace(retry or RetryPolicy(), attempt_timeout=read_timeout,
                          scope=settings)
         if max_attempts is not None:

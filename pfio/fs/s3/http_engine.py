@@ -71,6 +71,8 @@ class HttpEngine(RestRequests):
         settings, at = connection.settings, self._at
         source = credential_source(self._session)
         self._signer = None if source is None else Signer(source[0], self._region)
+        #: (anonymous requests are not signed)
+        self.signs_payloads = self._signer is not None
         proxy = _proxy(at)
         #: through a proxy, plain http requests name their whole URL; https ones tunnel
         self._absolute = proxy is not None and not at.tls

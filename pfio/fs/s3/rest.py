@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from .listing import listing_query, parse_listing
+from .sigv4 import PAYLOAD_HEADER
 from .wire import (
     Endpoint,
     bucket_configuration,
@@ -80,8 +81,10 @@ class RestRequests:
         return head_response(meta["HTTPStatusCode"], meta["HTTPHeaders"])
 
     def put_object(self, bucket: str, key: str, body: Any, crc32: str,
-                   md5: str | None = None, exclusive: bool = False) -> dict[str, Any]:
-        return self._send("PUT", bucket, key, "", _put_headers(crc32, md5, exclusive), body)
+                   md5: str | None = None, exclusive: bool = False,
+                   sha256: str | None = None) -> dict[str, Any]:
+        return self._send("PUT", bucket, key, "",
+                          _put_headers(crc32, md5, exclusive, sha256), body)
 
     def create_multipart_upload(self, bucket: str, key: str,
                                 checksum: str | None = "CRC32") -> dict[str, Any]:
@@ -89,9 +92,11 @@ class RestRequests:
         return with_upload_id(self._send("POST", bucket, key, "uploads", headers, b""))
 
     def upload_part(self, bucket: str, key: str, upload_id: str, number: int, body: Any,
-                    crc32: str, md5: str | None = None) -> dict[str, Any]:
+                    crc32: str, md5: str | None = None,
+                    sha256: str | None = None) -> dict[str, Any]:
         query = f"partNumber={number}&uploadId={quote(upload_id, safe='')}"
-        return self._send("PUT", bucket, key, query, _put_headers(crc32, md5), body)
+        return self._send("PUT", bucket, key, query,
+                          _put_headers(crc32, md5, sha256=sha256), body)
 
     def complete_multipart_upload(self, bucket: str, key: str, upload_id: str,
                                   parts: list[dict[str, Any]],
@@ -154,13 +159,16 @@ class RestRequests:
         return self._send("PUT", bucket, "", "", [], body)
 
 
-def _put_headers(crc32: str, md5: str | None,
-                 exclusive: bool = False) -> list[tuple[str, str]]:
+def _put_headers(crc32: str, md5: str | None, exclusive: bool = False,
+                 sha256: str | None = None) -> list[tuple[str, str]]:
     """The headers of a PUT of a body (or a part) with the checksum ``crc32``, its
-    ``Content-MD5`` when given, and ``If-None-Match: *`` when ``exclusive``."""
+    ``Content-MD5`` when given, its SHA-256 when given (the signer then signs it instead of
+    ``UNSIGNED-PAYLOAD``), and ``If-None-Match: *`` when ``exclusive``."""
     headers = [("x-amz-checksum-crc32", crc32)]
     if md5 is not None:
         headers.append(("content-md5", md5))
+    if sha256 is not None:
+        headers.append((PAYLOAD_HEADER, sha256))
     if exclusive:
         headers.append(("if-none-match", "*"))
     return headers

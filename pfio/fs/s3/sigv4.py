@@ -1,11 +1,13 @@
-"""AWS Signature Version 4 for S3 requests, in headers, with an unsigned payload.
+"""AWS Signature Version 4 for S3 requests, in headers.
 
-The signature covers the method, the path and query, every header sent and the date; the
-body is sent as ``UNSIGNED-PAYLOAD`` (as AWS's own native clients send it), so a body is
-never hashed and a request costs a few microseconds to sign. The signing key is derived
-once per day and secret. Credentials are read from their source at every request, so
-expiring ones (assume-role, web identity, instance metadata) are refreshed by botocore as
-it would refresh them for itself.
+The signature covers the method, the path and query, every header sent and the date. A
+body is sent as ``UNSIGNED-PAYLOAD`` (as AWS's own native clients send it), so that signing
+costs a few microseconds, unless the caller gives its SHA-256 in an
+``x-amz-content-sha256`` header: that hash is then signed, and a server that checks it (AWS,
+Ceph, MinIO) refuses a body that does not match (``XAmzContentSHA256Mismatch``) before
+storing anything. The signing key is derived once per day and secret. Credentials are read
+from their source at every request, so expiring ones (assume-role, web identity, instance
+metadata) are refreshed by botocore as it would refresh them for itself.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from typing import NamedTuple
 from urllib.parse import quote, unquote
 
 UNSIGNED_PAYLOAD = "UNSIGNED-PAYLOAD"
+#: the header that names the hash of the body the signature covers
+PAYLOAD_HEADER = "x-amz-content-sha256"
 _ALGORITHM = "AWS4-HMAC-SHA256"
 
 
@@ -44,14 +48,19 @@ class Signer:
     def sign(self, method: str, path: str, query: str, headers: list[tuple[str, str]],
              now: float | None = None, region: str | None = None) -> list[tuple[str, str]]:
         """The headers to send: ``headers`` (lower-case names, one of them ``host``) with
-        the date, the payload marker, the session token if any and ``authorization``.
+        the date, the payload marker (unless ``headers`` has one: the body's SHA-256, hex),
+        the session token if any and ``authorization``.
         ``path`` is the percent-encoded path as sent; ``query`` the query string as sent;
         ``region`` the one to sign for, when not the signer's own."""
         region = region or self._region
         credentials = self._credentials()
         stamp = _stamp(int(time.time() if now is None else now))
         day = stamp[:8]
-        signed = [*headers, ("x-amz-content-sha256", UNSIGNED_PAYLOAD), ("x-amz-date", stamp)]
+        payload = next((value for name, value in headers if name == PAYLOAD_HEADER), None)
+        signed = [*headers, ("x-amz-date", stamp)]
+        if payload is None:
+            payload = UNSIGNED_PAYLOAD
+            signed.append((PAYLOAD_HEADER, payload))
         if credentials.token:
             signed.append(("x-amz-security-token", credentials.token))
         signed.sort()
@@ -59,7 +68,7 @@ class Signer:
         canonical = "\n".join((
             method, path, _canonical_query(query),
             "".join([f"{name}:{_trimmed(value)}\n" for name, value in signed]),
-            names, UNSIGNED_PAYLOAD))
+            names, payload))
         scope = f"{day}/{region}/{self._service}/aws4_request"
         to_sign = "\n".join((_ALGORITHM, stamp, scope,
                              hashlib.sha256(canonical.encode()).hexdigest()))

@@ -20,8 +20,10 @@ succeeded is never aborted unless that look said it did not: when the object can
 looked at, the upload is left for the bucket's lifecycle rules, with a warning.
 
 Every PUT and part carries the CRC32 of its body (``x-amz-checksum-crc32``) and, until the
-endpoint has shown that it checks that CRC, its ``Content-MD5``; the answer is checked
-(:mod:`pfio.fs.s3.integrity`: the echoed CRC32, else the ETag when it is the body's MD5). A
+endpoint has shown that it checks that CRC, its signed SHA-256 where the endpoint is known to
+check that (the first multipart upload to an endpoint probes it), else its ``Content-MD5``;
+the answer is checked (:mod:`pfio.fs.s3.integrity`: the echoed CRC32, else the ETag when it
+is the body's MD5). A
 multipart upload declares CRC32 as its checksum algorithm (S3 then keeps a checksum of
 checksums and does not checksum the whole object again). The checksums are computed here
 rather than by botocore, which would send the CRC in an ``aws-chunked`` trailer that older
@@ -49,7 +51,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..writers import AtomicSink
 from .errors import client_error_info, may_have_been_applied
-from .integrity import STORED_BAD_DIGEST, Digests, digests_of, verify
+from .integrity import (
+    STORED_BAD_DIGEST,
+    Digests,
+    digests_of,
+    probe,
+    signed_payloads,
+    verify,
+)
 from .retry import call
 
 if TYPE_CHECKING:
@@ -223,7 +232,7 @@ class S3Sink(AtomicSink):
         size = len(chunk)     # the slot is
         request = None
         try:
-            sums = digests_of(chunk, self._endpoint)
+            sums = digests_of(chunk, self._endpoint, self._signed(number))
             request = functools.partial(self._send_part_once, number, chunk, sums)
             del chunk
             response, md5_etag = call(conn.retry, "PUT", self.name, request,
@@ -234,12 +243,27 @@ class S3Sink(AtomicSink):
             del request
             self._slots.release()
 
+    def _signed(self, number: int = 0, exclusive: bool = False) -> bool:
+        """Whether the body of part ``number`` (0: a single PUT, ``exclusive`` or not)
+        proves itself with its signed SHA-256 rather than its MD5. Part 1 of an upload to
+        an endpoint not known yet probes it first (:func:`~.integrity.probe`). An exclusive
+        PUT sends its MD5, by which a try whose answer was lost is recognised."""
+        conn = self._conn
+        engine = conn.engine()
+        if not engine.signs_payloads or exclusive:
+            return False
+        signed = signed_payloads(self._endpoint, conn.settings.write_digest)
+        if signed is None and number == 1:
+            probe(engine, conn.bucket, self._key, str(self._upload_id), self._endpoint)
+            signed = signed_payloads(self._endpoint, conn.settings.write_digest)
+        return bool(signed)
+
     def _send_part_once(self, number: int, chunk: bytes | bytearray,
                         sums: Digests) -> tuple[dict[str, Any], bool]:
         """One try of part ``number``: the answer, and whether its ETag is the part's MD5."""
         conn = self._conn
         response = conn.engine().upload_part(conn.bucket, self._key, self._upload_id, number,
-                                             chunk, sums.crc32, sums.content_md5)
+                                             chunk, sums.crc32, sums.content_md5, sums.sha256)
         return response, verify(response, sums, self._endpoint,
                                 f"part {number} of {self.name}")
 
@@ -264,14 +288,15 @@ class S3Sink(AtomicSink):
             FileExistsError: ``exclusive``, and an object is at the key.
         """
         conn, endpoint = self._conn, self._endpoint
-        sums = digests_of(body, endpoint)
+        sums = digests_of(body, endpoint, self._signed(exclusive=self._exclusive))
         unsure = False
 
         def send() -> dict[str, Any]:
             nonlocal unsure
             try:
                 response = conn.engine().put_object(conn.bucket, self._key, body, sums.crc32,
-                                                    sums.content_md5, self._exclusive)
+                                                    sums.content_md5, self._exclusive,
+                                                    sums.sha256)
             except Exception as exc:
                 unsure = unsure or may_have_been_applied(exc)
                 raise

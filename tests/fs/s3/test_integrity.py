@@ -1,8 +1,10 @@
 """End-to-end integrity of writes (:mod:`pfio.fs.s3.integrity`): a body damaged on its way
 to the server is never published quietly. The damage is done by the fault proxy (one bit
 flipped); the servers that check nothing (moto) are caught by the MD5 ETag, those that
-check ``Content-MD5`` (Ceph) refuse the body; an echoed checksum that differs and answers
-without ETags come from a scripted server (:mod:`..hostile`)."""
+check ``Content-MD5`` or a signed SHA-256 (Ceph) refuse the body; an echoed checksum that
+differs and answers without ETags come from a scripted server (:mod:`..hostile`). Which
+digest goes to which endpoint (the probe of signed payloads, ``write_digest``) is seen in
+the headers the engine sends."""
 
 from __future__ import annotations
 
@@ -31,8 +33,10 @@ def _use(monkeypatch: pytest.MonkeyPatch, server) -> None:
 
 @pytest.fixture(autouse=True)
 def fresh_endpoints(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No endpoint is known to check checksums yet."""
+    """No endpoint is known to check checksums or signed hashes yet."""
     monkeypatch.setattr(integrity, "_verifying", set())
+    monkeypatch.setattr(integrity, "_signed", {})
+    monkeypatch.delenv("PFIO_S3_WRITE_DIGEST", raising=False)
 
 
 @pytest.fixture(params=["moto", "ceph"])
@@ -47,6 +51,15 @@ def proxy(server) -> Iterator[FaultProxy]:
     parts = urlsplit(server.endpoint)
     with FaultProxy(parts.hostname, parts.port) as relay:
         yield relay
+
+
+@pytest.fixture(params=["md5", "sha256"])
+def digest(request: pytest.FixtureRequest, server) -> str:
+    """The digest the damage tests send: ``Content-MD5``, or the signed SHA-256 (moto does
+    not check the latter: forcing it there is the caller's choice, untested)."""
+    if request.param == "sha256" and server.name == "moto":
+        pytest.skip("moto does not check signed payload hashes")
+    return request.param
 
 
 @pytest.fixture
@@ -71,8 +84,18 @@ def is_part(request: Request) -> bool:
     return request.method == "PUT" and "partNumber=" in request.target
 
 
-def test_a_put_damaged_on_its_way_is_sent_again(proxy: FaultProxy, bucket: str) -> None:
-    fs = filesystem(bucket, proxy.endpoint)
+def is_probe(request: Request) -> bool:
+    return is_part(request) and request.headers.get("content-length") == "1"
+
+
+#: what a server that refuses a damaged body answers (Content-MD5 or the signed hash), or
+#: what pfio finds in the ETag of one that stored it
+DAMAGED = "BadDigest|XAmzContentSHA256Mismatch"
+
+
+def test_a_put_damaged_on_its_way_is_sent_again(proxy: FaultProxy, bucket: str,
+                                                digest: str) -> None:
+    fs = filesystem(bucket, proxy.endpoint, write_digest=digest)
     data = os.urandom(MIB)
     proxy.corrupt_next(1, match=is_put)
     with fs.open("f", "wb") as f:
@@ -83,38 +106,53 @@ def test_a_put_damaged_on_its_way_is_sent_again(proxy: FaultProxy, bucket: str) 
 
 
 def test_a_put_damaged_every_time_is_an_oserror(proxy: FaultProxy, bucket: str,
-                                                server) -> None:
-    fs = filesystem(bucket, proxy.endpoint)
+                                                server, digest: str) -> None:
+    fs = filesystem(bucket, proxy.endpoint, write_digest=digest)
     with fs.open("f", "wb") as f:
         f.write(b"the older object")
     proxy.corrupt_next(10, match=is_put)
-    with pytest.raises(OSError, match="BadDigest") as info:
+    with pytest.raises(OSError, match=DAMAGED) as info:
         with fs.open("f", "wb") as f:
             f.write(os.urandom(MIB))
     assert type(info.value) is OSError and info.value.filename.endswith("/f")
-    if server.name == "ceph":  # it checks Content-MD5: the damaged bytes were never stored
+    if server.name == "ceph":  # it checks both digests: the damaged bytes were never stored
         with fs.open("f", "rb") as f:
             assert f.read() == b"the older object"
     else:  # moto checks nothing: the error says the object is damaged
         assert "the object at this key is damaged" in str(info.value)
 
 
-def test_a_part_damaged_every_time_publishes_nothing(proxy: FaultProxy, bucket: str) -> None:
-    fs = filesystem(bucket, proxy.endpoint)
+def test_a_part_damaged_every_time_publishes_nothing(proxy: FaultProxy, bucket: str,
+                                                     digest: str) -> None:
+    fs = filesystem(bucket, proxy.endpoint, write_digest=digest)
     proxy.corrupt_next(10, match=is_part)
-    with pytest.raises(OSError, match="BadDigest"):  # (StoredBadDigest on moto)
+    with pytest.raises(OSError, match=DAMAGED):  # (StoredBadDigest on moto)
         with fs.open("big", "wb") as f:
             f.write(os.urandom(11 * MIB))
     assert not fs.exists("big")
 
 
-def test_a_part_damaged_once_is_sent_again(proxy: FaultProxy, bucket: str) -> None:
-    fs = filesystem(bucket, proxy.endpoint)
+def test_a_part_damaged_once_is_sent_again(proxy: FaultProxy, bucket: str,
+                                           digest: str) -> None:
+    fs = filesystem(bucket, proxy.endpoint, write_digest=digest)
     data = os.urandom(11 * MIB)
     proxy.corrupt_next(1, match=is_part)
     with fs.open("big", "wb") as f:
         f.write(data)
     assert proxy.corrupted == 1
+    with fs.open("big", "rb") as f:
+        assert f.read() == data
+
+
+def test_a_part_damaged_after_the_probe_is_sent_again(proxy: FaultProxy, bucket: str,
+                                                      server) -> None:
+    fs = filesystem(bucket, proxy.endpoint)  # write_digest="auto": part 1 probes first
+    data = os.urandom(11 * MIB)
+    proxy.corrupt_next(1, match=lambda r: is_part(r) and not is_probe(r))
+    with fs.open("big", "wb") as f:
+        f.write(data)
+    assert proxy.corrupted == 1 and proxy.methods["PUT"] == 5  # probe, 3 parts, 1 again
+    assert integrity._signed == {proxy.endpoint: server.name == "ceph"}
     with fs.open("big", "rb") as f:
         assert f.read() == data
 
@@ -221,7 +259,172 @@ def test_a_put_answered_without_an_etag_is_an_oserror(scripted) -> None:
 def test_parts_of_sse_kms_objects_are_not_taken_for_md5s(scripted) -> None:
     etags = iter(f'ETag: "{i:032x}"' for i in range(1, 10))
     server = scripted(lambda head: [next(etags), "x-amz-server-side-encryption: aws:kms"])
-    fs = filesystem("b", server.server.endpoint)
+    fs = filesystem("b", server.server.endpoint, write_digest="md5")  # (no probe)
     with fs.open("big", "wb") as f:
         f.write(os.urandom(11 * MIB))
     assert sum(h.startswith("PUT") for h in server.heads) == 3
+
+
+# -- which digest goes where -----------------------------------------------------------------
+
+EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
+
+
+def sent_puts(fs: S3) -> list[dict[str, str]]:
+    """The headers of every PUT ``fs``'s engine sends from now on, as signed."""
+    puts: list[dict[str, str]] = []
+    fs.connection.add_request_hook(
+        lambda method, path, headers: puts.append(dict(headers)) if method == "PUT" else None)
+    return puts
+
+
+def proof(headers: dict[str, str]) -> str:
+    """Which digest a PUT carried: ``"sha256"`` (signed), ``"md5"`` or ``"none"``."""
+    if headers.get("x-amz-content-sha256", "UNSIGNED-PAYLOAD") != "UNSIGNED-PAYLOAD":
+        return "sha256"
+    return "md5" if "content-md5" in headers else "none"
+
+
+def sha256s(data: bytes, part: int) -> set[str]:
+    return {hashlib.sha256(data[i:i + part]).hexdigest() for i in range(0, len(data), part)}
+
+
+def test_ceph_is_found_to_check_signed_hashes(ceph_server, monkeypatch) -> None:
+    _use(monkeypatch, ceph_server)
+    from tests.conftest import new_bucket
+
+    fs = filesystem(new_bucket(ceph_server), ceph_server.endpoint)
+    puts = sent_puts(fs)
+    data = os.urandom(11 * MIB)
+    for name in ("first", "second"):
+        with fs.open(name, "wb") as f:
+            f.write(data)
+    probes = [h for h in puts if h["content-length"] == "1"]
+    assert [h["x-amz-content-sha256"] for h in probes] == [EMPTY_SHA256]
+    assert integrity._signed == {ceph_server.endpoint: True}
+    assert [proof(h) for h in puts[4:]] == ["sha256"] * 3  # the second upload: no probe
+    assert {h["x-amz-content-sha256"] for h in puts[4:]} == sha256s(data, 5 * MIB)
+    assert all("content-md5" not in h for h in puts[4:])
+    for name in ("first", "second"):
+        with fs.open(name, "rb") as f:
+            assert f.read() == data
+
+
+def test_moto_is_found_not_to_check_signed_hashes(moto_server, monkeypatch) -> None:
+    _use(monkeypatch, moto_server)
+    from tests.conftest import new_bucket
+
+    fs = filesystem(new_bucket(moto_server), moto_server.endpoint)
+    puts = sent_puts(fs)
+    data = os.urandom(11 * MIB)
+    for name in ("first", "second"):
+        with fs.open(name, "wb") as f:
+            f.write(data)
+    assert integrity._signed == {moto_server.endpoint: False}
+    assert [h["content-length"] for h in puts].count("1") == 1  # probed once
+    assert [proof(h) for h in puts[4:]] == ["md5"] * 3
+    for name in ("first", "second"):  # the probe's byte was replaced by the real part 1
+        assert fs.stat(name).size == len(data)
+        with fs.open(name, "rb") as f:
+            assert f.read() == data
+
+
+def test_single_puts_send_their_md5_until_the_endpoint_is_known(ceph_server,
+                                                                 monkeypatch) -> None:
+    _use(monkeypatch, ceph_server)
+    from tests.conftest import new_bucket
+
+    fs = filesystem(new_bucket(ceph_server), ceph_server.endpoint)
+    puts = sent_puts(fs)
+    with fs.open("small", "wb") as f:
+        f.write(b"before")
+    with fs.open("big", "wb") as f:
+        f.write(os.urandom(6 * MIB))
+    with fs.open("small", "wb") as f:
+        f.write(b"after")
+    assert proof(puts[0]) == "md5"
+    assert proof(puts[-1]) == "sha256" and \
+        puts[-1]["x-amz-content-sha256"] == hashlib.sha256(b"after").hexdigest()
+    with fs.open("small", "rb") as f:
+        assert f.read() == b"after"
+
+
+def test_an_exclusive_put_sends_its_md5(ceph_server, monkeypatch) -> None:
+    _use(monkeypatch, ceph_server)
+    from tests.conftest import new_bucket
+
+    fs = filesystem(new_bucket(ceph_server), ceph_server.endpoint, write_digest="sha256")
+    puts = sent_puts(fs)
+    with fs.open("new", "xb") as f:  # (a lost answer is recognised by its MD5 ETag)
+        f.write(b"only once")
+    assert [proof(h) for h in puts] == ["md5"]
+
+
+@pytest.mark.parametrize("digest", ["md5", "sha256"])
+def test_a_forced_digest_is_sent_without_probing(server, bucket: str, digest: str) -> None:
+    fs = filesystem(bucket, server.endpoint, write_digest=digest)
+    puts = sent_puts(fs)
+    data = os.urandom(11 * MIB)
+    with fs.open("big", "wb") as f:
+        f.write(data)
+    assert [proof(h) for h in puts] == [digest] * 3 and integrity._signed == {}
+    with fs.open("big", "rb") as f:
+        assert f.read() == data
+
+
+def test_the_boto3_engine_sends_md5s(ceph_server, monkeypatch) -> None:
+    _use(monkeypatch, ceph_server)
+    from tests.conftest import new_bucket
+
+    fs = S3(new_bucket(ceph_server), endpoint=ceph_server.endpoint, engine="boto3",
+            mpu_chunksize=5 * MIB)
+    data = os.urandom(6 * MIB)
+    with fs.open("big", "wb") as f:
+        f.write(data)
+    assert integrity._signed == {}  # (botocore signs bodies by its own rules: no probe)
+    with fs.open("big", "rb") as f:
+        assert f.read() == data
+
+
+def test_a_probe_answered_by_a_throttle_leaves_the_endpoint_unknown(
+        proxy: FaultProxy, bucket: str) -> None:
+    fs = filesystem(bucket, proxy.endpoint)
+    puts = sent_puts(fs)
+    data = os.urandom(6 * MIB)
+    proxy.fail_next(1, 503, "SlowDown", match=is_probe)
+    with fs.open("big", "wb") as f:
+        f.write(data)
+    assert proxy.failed == 1 and integrity._signed == {}
+    assert [proof(h) for h in puts if h["content-length"] != "1"] == ["md5", "md5"]
+    with fs.open("big", "wb") as f:  # probed again
+        f.write(data)
+    assert [h["content-length"] for h in puts].count("1") == 2
+    assert proxy.endpoint in integrity._signed
+    with fs.open("big", "rb") as f:
+        assert f.read() == data
+
+
+def test_aws_is_known_to_check_signed_hashes() -> None:
+    assert integrity.signed_payloads(None, "auto") is True
+    assert integrity.signed_payloads("http://127.0.0.1:1", "auto") is None
+
+
+def test_an_endpoint_that_echoes_checksums_is_not_probed(monkeypatch) -> None:
+    monkeypatch.setattr(integrity, "_verifying", {"http://127.0.0.1:1"})
+    assert integrity.signed_payloads("http://127.0.0.1:1", "auto") is False
+    assert integrity.signed_payloads("http://127.0.0.1:1", "sha256") is False
+
+
+def test_the_write_digest_comes_from_the_environment(monkeypatch) -> None:
+    monkeypatch.setenv("PFIO_S3_WRITE_DIGEST", "md5")
+    assert S3("b", endpoint="http://127.0.0.1:1").connection.settings.write_digest == "md5"
+    assert S3("b", endpoint="http://127.0.0.1:1", write_digest="sha256"
+              ).connection.settings.write_digest == "sha256"
+
+
+def test_an_unknown_write_digest_is_a_valueerror(monkeypatch) -> None:
+    with pytest.raises(ValueError, match="'crc64'"):
+        S3("b", endpoint="http://127.0.0.1:1", write_digest="crc64")
+    monkeypatch.setenv("PFIO_S3_WRITE_DIGEST", "sha1")
+    with pytest.raises(ValueError, match="'sha1'"):
+        S3("b", endpoint="http://127.0.0.1:1")

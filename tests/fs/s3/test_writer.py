@@ -35,7 +35,8 @@ def test_large_write_is_multipart(fs: S3, s3_requests) -> None:
     with fs.open("big", "wb") as f:
         for i in range(0, len(data), 3 * MIB + 1):
             f.write(data[i:i + 3 * MIB + 1])
-    assert [r[0] for r in log].count("PUT") == 3  # parts of 5 + 5 + 2 MiB
+    probe = fs.engine == "http"  # (a 1-byte part 1 first: see test_s3_integrity.py)
+    assert [r[0] for r in log].count("PUT") == 3 + probe  # parts of 5 + 5 + 2 MiB
     assert [r[0] for r in log].count("POST") == 2  # create and complete
     with fs.open("big", "rb") as f:
         assert f.read() == data
@@ -144,6 +145,8 @@ def test_each_part_carries_the_crc32_of_its_body(fs: S3) -> None:
     with fs.open("big", "wb") as f:
         f.write(data)
     parts = [data[:5 * MIB], data[5 * MIB:10 * MIB], data[10 * MIB:]]
+    if fs.engine == "http":  # (a 1-byte part 1 first: see test_s3_integrity.py)
+        parts.append(b"\0")
     assert sorted(v for m, v in seen if m == "PUT") == sorted(crc32_of(p) for p in parts)
     with fs.open("big", "rb") as f:
         assert f.read() == data
