@@ -339,7 +339,7 @@ class Http1Connection:
     def _read_exact(self, size: int) -> bytes:
         """The next ``size`` bytes, received in pieces of at most :data:`PIECE` (so
         memory follows the bytes that come, not the size announced)."""
-        pieces = []
+        pieces: list[bytearray] = []
         while size or not pieces:
             piece = bytearray(min(size, PIECE))
             view = memoryview(piece)

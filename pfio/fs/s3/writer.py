@@ -88,7 +88,7 @@ class S3Sink(AtomicSink):
         #: more come (then it is a part) or not (then it is the object, one PUT)
         self._held: memoryview | None = None
         self._upload_id: str | None = None
-        self._parts: list[Future] = []
+        self._parts: list[Future[tuple[dict[str, Any], int, bool]]] = []
         self._slots = threading.BoundedSemaphore(max(1, max_inflight))
         self._completion: Completion | None = None
 
@@ -184,7 +184,7 @@ class S3Sink(AtomicSink):
                 unsure = unsure or may_have_been_applied(exc)
                 raise
 
-        upload_id = call(conn.retry, "POST", self.name, create)["UploadId"]
+        upload_id: str = call(conn.retry, "POST", self.name, create)["UploadId"]
         if unsure:
             self._abort_orphans(upload_id, time.monotonic() - began)
         return upload_id
@@ -218,8 +218,8 @@ class S3Sink(AtomicSink):
             logger.warning("%s: aborting the multipart upload %s, started by a try whose "
                            "answer was lost", self.name, orphan)
             try:
-                call(conn.retry, "DELETE", self.name, lambda orphan=orphan: conn.engine().
-                     abort_multipart_upload(conn.bucket, key, orphan))
+                call(conn.retry, "DELETE", self.name, functools.partial(
+                    self._abort_upload, key, orphan))
             except OSError as exc:
                 logger.warning("%s: could not abort %s: %s", self.name, orphan, exc)
 
@@ -262,6 +262,7 @@ class S3Sink(AtomicSink):
                         sums: Digests) -> tuple[dict[str, Any], bool]:
         """One try of part ``number``: the answer, and whether its ETag is the part's MD5."""
         conn = self._conn
+        assert self._upload_id is not None  # parts are sent once the upload has started
         response = conn.engine().upload_part(conn.bucket, self._key, self._upload_id, number,
                                              chunk, sums.crc32, sums.content_md5, sums.sha256)
         return response, verify(response, sums, self._endpoint,
@@ -328,9 +329,15 @@ class S3Sink(AtomicSink):
         return head.get("ContentLength") == size and \
             str(head.get("ETag") or "").strip('"') == md5
 
+    def _abort_upload(self, key: str, upload_id: str) -> dict[str, Any]:
+        """One try of aborting the multipart upload ``upload_id`` of ``key``."""
+        conn = self._conn
+        return conn.engine().abort_multipart_upload(conn.bucket, key, upload_id)
+
     def _discard(self) -> None:
         self._held, self._buffer = None, bytearray()
-        if self._upload_id is None:
+        upload_id = self._upload_id
+        if upload_id is None:
             return
         for future in self._parts:
             future.cancel()
@@ -347,8 +354,8 @@ class S3Sink(AtomicSink):
             return
         conn = self._conn
         try:
-            call(conn.retry, "DELETE", self.name, lambda: conn.engine().abort_multipart_upload(
-                conn.bucket, self._key, self._upload_id))
+            call(conn.retry, "DELETE", self.name,
+                 functools.partial(self._abort_upload, self._key, upload_id))
         except OSError as exc:
             logger.warning("could not abort the multipart upload of %s: %s", self.name, exc)
 

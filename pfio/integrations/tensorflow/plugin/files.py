@@ -10,6 +10,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import IO, Any
 
+from ....fs.file_types import read_into
+
 logger = logging.getLogger(__name__)
 
 
@@ -218,7 +220,7 @@ class Reader:
             self._file.seek(offset)
         got = 0
         while got < len(buffer):
-            n = self._file.readinto(buffer[got:])
+            n = read_into(self._file, buffer[got:])
             if not n:
                 break
             got += n
