@@ -149,22 +149,20 @@ def _open(cls: type, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
             st = rec.state()
         if st.depth:
             return fn(self, path, mode)
+        spans = rec.spans
         start = perf_counter_ns()
         try:
             name = os_path(self, path)  # also the URL of its span (local files have no scheme)
-            f = build(name, SpannedReader if rec.spans else CountedReader)
+            f = build(name, SpannedReader if spans else CountedReader)
         except BaseException:
             _failed(rec, st, self, op, start, path)
             raise
         ns = perf_counter_ns() - start
-        try:
-            raw, opens, f._rs = st.readers[scheme]
-        except KeyError:
-            raw, opens, f._rs = st.reader_stats(scheme)
+        raw, opens, f._rs = st.readers.get(scheme) or st.reader_stats(scheme)
         raw.append(ns)  # no retries to add: building the reader sends no request
         if len(raw) >= RAW_LIMIT:
             opens.compact()
-        if type(f) is SpannedReader:  # the file's span, open to close, comes when it closes
+        if spans:  # the file's span, open to close, comes when it is closed
             f._st = st  # (one statement each: a tuple assignment would build a tuple)
             f._scheme = scheme
             f._url = name
