@@ -16,6 +16,7 @@ import json
 import os
 import sys
 from collections.abc import Iterable
+from operator import itemgetter
 from typing import Any
 
 from .recorder import Recorder, span_args
@@ -45,19 +46,16 @@ def events(rec: Recorder) -> list[dict[str, Any]]:
          "args": {"name": process_name(pid)}},
     ]
     for st in rec.threads():
-        spans = sorted(st.spans, key=lambda s: s[2])
+        spans = sorted(st.spans, key=itemgetter(2))
         if not spans:
             continue
         out.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": st.tid,
                     "args": {"name": st.name}})
-        for category, name, start, duration, kept in spans:
-            args = span_args(kept)
-            event: dict[str, Any] = {"ph": "X", "name": name, "cat": category,
-                                     "ts": rec.wall_us(start), "dur": duration / 1000,
-                                     "pid": pid, "tid": st.tid}
-            if args:
-                event["args"] = redact_args(args)
-            out.append(event)
+        for span in spans:
+            category, name, start, duration = span[:4]
+            out.append({"ph": "X", "name": name, "cat": category, "ts": rec.wall_us(start),
+                        "dur": duration / 1000, "pid": pid, "tid": st.tid,
+                        "args": redact_args(span_args(span))})
     return out
 
 

@@ -19,7 +19,7 @@ from time import perf_counter_ns
 from types import TracebackType
 from typing import Any
 
-from .recorder import MAX_SPANS, Recorder, ThreadState, describe, file_span_args
+from .recorder import FILE_SPAN, MAX_SPANS, Recorder, ThreadState, describe
 from .stats import RAW_LIMIT, OpStats
 
 _buffered_read = io.BufferedReader.read
@@ -233,10 +233,14 @@ class FileTotals:
 class SpannedReader(CountedReader):
     """A :class:`CountedReader` at the ``"spans"`` level: it also keeps its own totals and
     becomes one span, from open to close (``with``, ``close()``, or the finalizer of a
-    reader dropped unclosed)."""
+    reader dropped unclosed). ``_opened`` is None once its span is kept."""
 
-    __slots__ = ("_st", "_scheme", "_rec", "_url", "_opened", "_done", "_reads",
-                 "_read_bytes", "_read_ns")
+    __slots__ = ("_st", "_scheme", "_url", "_opened", "_reads", "_read_bytes", "_read_ns")
+    _url: str
+    _opened: int | None
+    _reads: int
+    _read_bytes: int
+    _read_ns: int
 
     def read(self, size: int | None = -1) -> bytes:
         start = perf_counter_ns()
@@ -261,22 +265,30 @@ class SpannedReader(CountedReader):
         self._read_ns += ns
         _tally(stats, ns, n)
 
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        # what io.BufferedReader.__exit__ does, in Python: a call from C to close() here
+        # would start an evaluation loop of its own
+        self.close()
+
     def close(self) -> None:
-        if self._done:
+        opened = self._opened
+        if opened is None:
             return _buffered_close(self)
-        self._done = True
+        self._opened = None
         try:
             _buffered_close(self)
         finally:
             try:  # Recorder.span(), inlined: a span from open to now
                 end = perf_counter_ns()
                 st = self._st
-                if len(st.spans) < MAX_SPANS:
-                    st.spans.append(("file", "file", self._opened, end - self._opened,
-                                     (file_span_args, self._scheme, self._url,
-                                      (self._reads, self._read_bytes, self._read_ns), None)))
+                spans = st.spans
+                if len(spans) < MAX_SPANS:
+                    spans.append(("file", "file", opened, end - opened, FILE_SPAN,
+                                  self._scheme, self._url, self._reads, self._read_bytes,
+                                  self._read_ns, None, 0, 0))
                 else:
-                    self._rec.dropped += 1
+                    st.dropped += 1
             except (TypeError, AttributeError):  # interpreter shutdown: modules torn down
                 pass
 
@@ -324,15 +336,15 @@ class SpannedFile(TracedFile):
 
     def _end(self, end: int, close_start: int, error: bool) -> None:
         self._done = True
-        totals = []
+        totals: list[Any] = []
         for stats in (self._rs, self._ws):
             if stats is not None:
                 stats.compact()
-                totals.append((stats.count, stats.nbytes, stats.ns))
+                totals += (stats.count, stats.nbytes, stats.ns)
             else:
-                totals.append(None)
+                totals += (None, 0, 0)
         if self._ws is not None:
             self._rec.op(self._scheme, "close", end - close_start, 0, error, self._url, 0,
                          self._st)
         self._rec.span(self._st, "file", "file", end - self._opened,
-                       (file_span_args, self._scheme, self._url, *totals), end)
+                       (FILE_SPAN, self._scheme, self._url, *totals), end)

@@ -163,8 +163,10 @@ def _open(cls: type, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         if len(raw) >= RAW_LIMIT:
             opens.compact()
         if spans:  # the file's span, open to close, comes when it is closed
-            f._st, f._scheme, f._rec, f._url, f._opened = st, scheme, rec, name, start
-            f._done = False
+            f._st = st  # (one statement each: a tuple assignment would build a tuple)
+            f._scheme = scheme
+            f._url = name
+            f._opened = start
             f._reads = f._read_bytes = f._read_ns = 0
         return f
 

@@ -2,9 +2,10 @@
 
 Each thread records into its own :class:`ThreadState` (no lock on the hot path); a snapshot
 adds the threads up. Spans are kept only at the ``"spans"`` detail level, up to
-:data:`MAX_SPANS` per thread (the rest are counted as dropped). A span keeps what its
-arguments are made of and builds their dict only when a trace is exported, see
-:func:`span_args`.
+:data:`MAX_SPANS` per thread (the rest are counted as dropped). A span is a flat tuple of
+what its arguments are made of, which become a dict only when a trace is exported (see
+:func:`span_args`): a tuple of strings, numbers and None is left alone by the garbage
+collector after its first collection, so that a million spans kept cost no collections.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .stats import RAW_LIMIT, CacheStats, Metrics, OpStats
@@ -20,16 +22,18 @@ from .stats import RAW_LIMIT, CacheStats, Metrics, OpStats
 #: spans kept per thread; later ones are dropped (and counted)
 MAX_SPANS = 1_000_000
 
-# a span: (category, name, start ns, duration ns, args): args are None, a dict, or a
-# tuple (function, *values) that builds the dict at export (see span_args)
-Span = tuple[str, str, int, int, "dict[str, Any] | tuple[Any, ...] | None"]
+# a span: (category, name, start ns, duration ns, kind, *values): BUILDERS[kind](*values)
+# is the dict of its arguments (see span_args)
+Span = tuple[Any, ...]
+#: the kinds of span: an operation, a file (open to close), a backend request, a cache look-up
+OP_SPAN, FILE_SPAN, REQUEST_SPAN, CACHE_SPAN = range(4)
 
 
 class ThreadState:
     """One thread's counts and spans, and the depth of the filesystem call it is in."""
 
-    __slots__ = ("depth", "retries", "ops", "readers", "requests", "caches", "spans", "tid",
-                 "name")
+    __slots__ = ("depth", "retries", "ops", "readers", "requests", "caches", "spans", "dropped",
+                 "tid", "name")
 
     def __init__(self) -> None:
         self.depth = 0
@@ -40,6 +44,8 @@ class ThreadState:
         self.requests: dict[tuple[str, str], OpStats] = {}
         self.caches: dict[str, CacheStats] = {}
         self.spans: list[Span] = []
+        #: spans not kept (beyond MAX_SPANS)
+        self.dropped = 0
         self.tid = threading.get_native_id()
         self.name = threading.current_thread().name
 
@@ -91,7 +97,6 @@ class Recorder:
         self.slow = False
         self.record_function = torch_record_function() if torch_profiler else None
         self.pid = os.getpid()
-        self.dropped = 0
         #: (wall clock ns, perf counter ns) at the start: spans are placed on the wall clock
         self.clock = (time.time_ns(), time.perf_counter_ns())
         self.tls = threading.local()
@@ -131,7 +136,7 @@ class Recorder:
         st.stats((scheme, op)).add(ns, nbytes, error, retries)
         if self.spans and keep_span:
             self.span(st, "fs" if scheme != "patch" else "patch", op, ns,
-                      (op_span_args, scheme, describe(fs, path), nbytes, error, retries))
+                      (OP_SPAN, scheme, describe(fs, path), nbytes, error, retries))
 
     def request(self, scheme: str, method: str, status: int | None, nbytes: int, ns: int,
                 attempts: int, error: bool, url: str | None) -> None:
@@ -148,12 +153,8 @@ class Recorder:
         if st.depth:
             st.retries += retries
         if self.spans:
-            args = {"scheme": scheme, "status": status, "bytes": nbytes, "attempts": attempts}
-            if url is not None:
-                args["url"] = url
-            if error:
-                args["error"] = True
-            self.span(st, "request", f"{scheme.upper()} {method}", ns, args)
+            self.span(st, "request", f"{scheme.upper()} {method}", ns,
+                      (REQUEST_SPAN, scheme, status, nbytes, attempts, url, error))
 
     def cache(self, name: str, hit: bool, nbytes: int, ns: int, key: str | None) -> None:
         """Count one cache look-up."""
@@ -163,19 +164,18 @@ class Recorder:
             stats = st.caches[name] = CacheStats()
         stats.add(hit, nbytes, ns)
         if self.spans:
-            args: dict[str, Any] = {"cache": name, "hit": hit, "bytes": nbytes}
-            if key is not None:
-                args["key"] = key
-            self.span(st, "cache", f"cache {'hit' if hit else 'miss'}", ns, args)
+            self.span(st, "cache", "cache hit" if hit else "cache miss", ns,
+                      (CACHE_SPAN, name, hit, nbytes, key))
 
     def span(self, st: ThreadState, category: str, name: str, ns: int,
-             args: dict[str, Any] | None, end: int | None = None) -> None:
-        """Keep one span that ended at ``end`` (default: now) and lasted ``ns``."""
+             args: tuple[Any, ...], end: int | None = None) -> None:
+        """Keep one span that ended at ``end`` (default: now) and lasted ``ns``; ``args``
+        is ``(kind, *values)`` (see :data:`BUILDERS`)."""
         if len(st.spans) >= MAX_SPANS:
-            self.dropped += 1
+            st.dropped += 1
             return
         stop = time.perf_counter_ns() if end is None else end
-        st.spans.append((category, name, stop - ns, ns, args))
+        st.spans.append((category, name, stop - ns, ns, *args))
 
     # -- reading -------------------------------------------------------------------------
 
@@ -183,6 +183,11 @@ class Recorder:
         """The states of every thread that recorded something."""
         with self._lock:
             return list(self._threads)
+
+    @property
+    def dropped(self) -> int:
+        """Spans not kept, every thread's (each keeps at most :data:`MAX_SPANS`)."""
+        return sum(st.dropped for st in self.threads())
 
     def metrics(self) -> Metrics:
         """The counts of every thread added up."""
@@ -225,25 +230,47 @@ def op_span_args(scheme: str, url: str | None, nbytes: int, error: bool,
     return args
 
 
-def file_span_args(scheme: str, url: str | None, reads: tuple[int, int, int] | None,
-                   writes: tuple[int, int, int] | None) -> dict[str, Any]:
-    """The arguments of a file's span: its reads and writes as (calls, bytes, nanoseconds),
-    None where it made none."""
+def file_span_args(scheme: str, url: str | None, reads: int | None, read_bytes: int,
+                   read_ns: int, writes: int | None, write_bytes: int,
+                   write_ns: int) -> dict[str, Any]:
+    """The arguments of a file's span: its reads and writes (calls, bytes, nanoseconds),
+    calls None where it made none."""
     args: dict[str, Any] = {"scheme": scheme, "path": url}
-    for op, totals in (("read", reads), ("write", writes)):
-        if totals is not None:
-            calls, nbytes, ns = totals
-            args[f"{op}s"] = calls
-            args[f"{op}_bytes"] = nbytes
-            args[f"{op}_seconds"] = ns / 1e9
+    if reads is not None:
+        args.update(reads=reads, read_bytes=read_bytes, read_seconds=read_ns / 1e9)
+    if writes is not None:
+        args.update(writes=writes, write_bytes=write_bytes, write_seconds=write_ns / 1e9)
     return args
 
 
-def span_args(args: dict[str, Any] | tuple[Any, ...] | None) -> dict[str, Any] | None:
-    """A span's arguments as a dict (built now if the span kept what they are made of)."""
-    if type(args) is tuple:
-        return args[0](*args[1:])
-    return args  # type: ignore[return-value]
+def request_span_args(scheme: str, status: int | None, nbytes: int, attempts: int,
+                      url: str | None, error: bool) -> dict[str, Any]:
+    """The arguments of a backend request's span."""
+    args: dict[str, Any] = {"scheme": scheme, "status": status, "bytes": nbytes,
+                            "attempts": attempts}
+    if url is not None:
+        args["url"] = url
+    if error:
+        args["error"] = True
+    return args
+
+
+def cache_span_args(cache: str, hit: bool, nbytes: int, key: str | None) -> dict[str, Any]:
+    """The arguments of a cache look-up's span."""
+    args: dict[str, Any] = {"cache": cache, "hit": hit, "bytes": nbytes}
+    if key is not None:
+        args["key"] = key
+    return args
+
+
+#: what builds the arguments of each kind of span, by kind
+BUILDERS: tuple[Callable[..., dict[str, Any]], ...] = (
+    op_span_args, file_span_args, request_span_args, cache_span_args)
+
+
+def span_args(span: Span) -> dict[str, Any]:
+    """The arguments of ``span`` as a dict."""
+    return BUILDERS[span[4]](*span[5:])
 
 
 def torch_record_function() -> Any:

@@ -6,7 +6,7 @@ import pytest
 from pfio import trace
 from pfio.fs.local import Local
 from pfio.fs.memory import MemoryFS
-from pfio.trace import hook
+from pfio.trace import control, hook
 
 SECRETS = ("AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI", "hunter2", "Signature=", "sig123")
 
@@ -140,3 +140,32 @@ def test_spans_do_not_keep_their_filesystems_alive(spans, tmp_path):
     paths = {e["args"]["path"] for e in json.loads(out.read_text())["traceEvents"]
              if e["ph"] == "X"}
     assert paths == {str(tmp_path / "k")}
+
+
+def test_kept_spans_cost_the_garbage_collector_nothing(exported):
+    # every kind of span (file, operation, request, cache) is a flat tuple of strings,
+    # numbers and None, which the collector stops tracking at its first collection
+    import gc
+
+    gc.collect()
+    kept = [span for st in control.recorder().threads() for span in st.spans]
+    assert {span[0] for span in kept} >= {"file", "fs", "request", "cache"}
+    assert not [span for span in kept if gc.is_tracked(span)]
+
+
+def test_spans_beyond_the_cap_are_dropped_and_counted(spans, tmp_path, monkeypatch):
+    from pfio.trace import files, recorder
+
+    monkeypatch.setattr(recorder, "MAX_SPANS", 2)
+    monkeypatch.setattr(files, "MAX_SPANS", 2)
+    (tmp_path / "d").write_bytes(b"x")
+    fs = Local(tmp_path)
+    for _ in range(3):
+        with fs.open("d", "rb") as f:
+            f.read()
+    fs.stat("d")
+    out = tmp_path / "t.json"
+    trace.export_chrome_trace(out)
+    doc = json.loads(out.read_text())
+    assert len([e for e in doc["traceEvents"] if e["ph"] == "X"]) == 2
+    assert doc["pfio"]["dropped_spans"] == 2
