@@ -36,15 +36,12 @@ from .base import ArchiveFS
 from .names import ArchiveIndex, Entry
 from .tar_index import Unreadable, scan
 from .tar_io import RangeReader, ReadAt
-from .tar_sources import DECODE_ERRORS, decode_error, read_to_end
+from .tar_sources import DECODE_ERRORS, GZIP_MAGIC, GZIP_SUFFIXES, decode_error, read_to_end
 from .tar_writer import TarWriter
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["Tar", "ArchiveError"]
-
-GZIP_MAGIC = b"\x1f\x8b"
-GZIP_SUFFIXES = (".tar.gz", ".tgz")
 
 #: a compressed member read ending this close to the end of the archive's data reads on
 #: to the end, so that the gzip trailer checks what was decompressed

@@ -27,6 +27,9 @@ CHUNK = 4 << 20
 #: consumed, not dropped)
 TRAILER_LIMIT = 64 << 10
 
+#: the first bytes of a gzip stream, and the names of gzip-compressed tar archives
+GZIP_MAGIC = b"\x1f\x8b"
+GZIP_SUFFIXES = (".tar.gz", ".tgz")
 #: what decompressing a truncated or corrupt ``.tar.gz`` raises
 DECODE_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
 

@@ -24,12 +24,11 @@ from typing import IO, Any
 
 from ...api import from_url, open_url
 from ...containers.tar_format import Member, iter_files
-from ...containers.tar_sources import DECODE_ERRORS, decode_error, read_to_end
+from ...containers.tar_sources import DECODE_ERRORS, GZIP_MAGIC, decode_error, read_to_end
 from ...errors import ArchiveError
 
 logger = logging.getLogger(__name__)
 
-GZIP_MAGIC = b"\x1f\x8b"
 #: the names of shards read as zip archives (any other is read as a tar stream)
 ZIP_SUFFIXES = (".zip",)
 #: bytes the opening read of a shard resumed inside asks for (to tell gzip from tar)
