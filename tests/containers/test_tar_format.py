@@ -187,6 +187,15 @@ def test_a_corrupt_pax_record(source):
 
 
 @pytest.mark.parametrize("source", list(SOURCES))
+def test_a_pax_size_that_is_not_a_number(source):
+    info = _info("a", size=1)
+    info.pax_headers = {"size": "1x"}  # tarfile would read it as 0 and misplace what follows
+    data = _archive([(info, b"1")])
+    with pytest.raises(ArchiveError, match="a.tar: corrupt pax size '1x' at offset 1024"):
+        list(read_members(SOURCES[source](io.BytesIO(data)), "a.tar"))
+
+
+@pytest.mark.parametrize("source", list(SOURCES))
 def test_a_corrupt_first_header_says_not_a_tar(source):
     data = bytearray(_archive([(_info("a", size=1), b"1")], tarfile.USTAR_FORMAT))
     data[10] ^= 0xFF  # the checksum no longer matches
