@@ -22,7 +22,6 @@ from typing import IO, Any
 from ..errors import ArchiveError
 from ..fs.modes import Mode
 from ..fs.writers import AtomicSink, atomic_writer
-from .output import ArchiveOutput
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +38,7 @@ class TarWriter:
                  on_written: Callable[..., Any], spool_limit: int = 8 << 20) -> None:
         self._stream = stream
         self._archive = archive
-        self._output = ArchiveOutput(stream)
+        self._output = _Output(stream)
         self._tar = tarfile.open(fileobj=self._output,  # type: ignore[call-overload]
                                  mode="w|gz" if compress else "w|",
                                  format=tarfile.PAX_FORMAT, bufsize=1 << 20)
@@ -115,7 +114,7 @@ class TarWriter:
         self._abort_stream()
 
     def _abort_stream(self) -> None:
-        self._output.drop()
+        self._output.stream = None
         self._tar.close()  # into nothing: only releases what tarfile holds
         abort = getattr(self._stream, "abort", None)
         if abort is None:
@@ -124,6 +123,19 @@ class TarWriter:
         else:
             abort()
         self._stream.close()
+
+
+class _Output:
+    """The archive's stream as :mod:`tarfile` sees it; once ``stream`` is None (the archive
+    was abandoned) writes go nowhere."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream: IO[bytes] | None = stream
+
+    def write(self, data: Any) -> int:
+        if self.stream is None:
+            return len(data)
+        return self.stream.write(data)
 
 
 def _header(key: str, kind: bytes, perm: int, size: int) -> tarfile.TarInfo:

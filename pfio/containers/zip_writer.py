@@ -23,7 +23,6 @@ from ..errors import ArchiveError
 from ..fs.modes import Mode
 from ..fs.writers import AtomicSink, atomic_writer
 from .names import ArchiveIndex
-from .output import ArchiveOutput
 from .zip_format import MemberInfo, Provenance
 
 logger = logging.getLogger(__name__)
@@ -51,6 +50,34 @@ def compress_type(value: str | int) -> int:
                          f"{', '.join(COMPRESS_TYPES)}") from None
 
 
+class _Output:
+    """The archive's stream as :mod:`zipfile` sees it: it counts what was written (``tell``)
+    and cannot seek. After :meth:`drop` writes go nowhere."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream: IO[bytes] | None = stream
+        self._written = 0
+
+    def write(self, data: Any) -> int:
+        if self._stream is None:
+            return len(data)
+        n = self._stream.write(data)
+        if n is None:  # a raw stream that does not say: it took everything
+            n = memoryview(data).nbytes
+        self._written += n
+        return n
+
+    def tell(self) -> int:
+        return self._written
+
+    def flush(self) -> None:
+        if self._stream is not None:
+            self._stream.flush()
+
+    def drop(self) -> None:
+        self._stream = None
+
+
 class ArchiveWriter:
     """The state of a zip archive open for writing: one member at a time.
 
@@ -61,7 +88,7 @@ class ArchiveWriter:
                  compresslevel: int | None, index: ArchiveIndex) -> None:
         self._stream = stream
         self._archive = archive
-        self._output = ArchiveOutput(stream)
+        self._output = _Output(stream)
         self._zip = zipfile.ZipFile(self._output, "w", compress_type(compression),  # type: ignore[arg-type]
                                     allowZip64=True, compresslevel=compresslevel)
         self._index = index
