@@ -29,7 +29,6 @@ import tarfile
 from typing import IO, Any
 
 from ...api import open_url
-from ...containers.tar_sources import GZIP_SUFFIXES
 from .counts import write_sidecar
 from .encode import encode_field
 from .index import INDEX_NAME, ShardEntry, base_of, relative_name, write_index
@@ -39,6 +38,7 @@ logger = logging.getLogger(__name__)
 
 _BLOCK = tarfile.BLOCKSIZE
 _RECORD = tarfile.RECORDSIZE
+GZIP_SUFFIXES = (".tar.gz", ".tgz")
 
 
 def _header(name: str, size: int) -> bytes:
