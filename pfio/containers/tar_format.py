@@ -11,7 +11,7 @@ members and members of unknown types; links, directories, devices and fifos have
 as :mod:`tarfile` reads them.
 
 Two sources (:mod:`.tar_sources`) feed it: ``Chunks`` reads on in large chunks (a shard
-streamed front to back, every member's data wanted: :func:`iter_files`), ``Seeking`` reads
+streamed front to back, every member's data wanted: :func:`iter_tar`), ``Seeking`` reads
 the headers of a seekable file and seeks over the data (the index of :mod:`.tar_index`).
 Everything is
 checked: a header that does not decode, data cut short, a stream that ends inside a header
@@ -49,7 +49,7 @@ _LOW_BITS = int.from_bytes(b"\1" * BLOCK, "little")
 
 
 class Member(NamedTuple):
-    """A member of a tar stream (or of a zip shard: its name, data and index).
+    """A member of a tar stream (or of a zip shard: its name, data and index only).
 
     ``position`` is where its first header starts (extended headers included: the place to
     start reading again to get it next), ``offset`` where its data starts, ``end`` where
@@ -170,7 +170,7 @@ def _extend(records: dict[str, str], long_name: str | None, long_link: str | Non
     return name, kind, size, stored, mtime, linkname
 
 
-def iter_files(f: IO[bytes], archive: str, start: int = 0,
+def iter_tar(f: IO[bytes], archive: str, start: int = 0,
                stop: int | None = None) -> Iterator[Member]:
     """The regular members of the tar stream ``f`` with their data, read front to back in
     large reads; ``f``'s next byte is at offset ``start`` of the tar stream (a header

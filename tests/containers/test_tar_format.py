@@ -7,7 +7,7 @@ import tarfile
 
 import pytest
 
-from pfio.containers.tar_format import SPARSE, iter_files, read_members
+from pfio.containers.tar_format import SPARSE, iter_tar, read_members
 from pfio.containers.tar_sources import Chunks, Seeking
 from pfio.errors import ArchiveError
 
@@ -73,7 +73,7 @@ def test_data_read_on_is_what_tarfile_extracts(fmt):
     data = _mixed(FORMATS[fmt])
     with tarfile.open(fileobj=io.BytesIO(data)) as tf:
         expected = {m.name: tf.extractfile(m).read() for m in tf.getmembers() if m.isreg()}
-    got = {m.name: m.data for m in iter_files(io.BytesIO(data), "a.tar")}
+    got = {m.name: m.data for m in iter_tar(io.BytesIO(data), "a.tar")}
     assert got == expected
 
 
@@ -105,7 +105,7 @@ def test_a_pax_linkpath_and_a_gnu_long_link_name_the_target():
 def test_a_directory_with_a_size_has_no_data_as_tarfile_reads_it():
     data = _archive([(_info("d", tarfile.DIRTYPE, size=5000), None),
                      (_info("f", size=2), b"ok")], tarfile.USTAR_FORMAT)
-    assert [m.name for m in iter_files(io.BytesIO(data), "a.tar")] == ["f"]
+    assert [m.name for m in iter_tar(io.BytesIO(data), "a.tar")] == ["f"]
     assert _view(read_members(Seeking(io.BytesIO(data)), "a.tar")) == _tarfile_view(data)
 
 
@@ -154,7 +154,7 @@ def test_a_pax_sparse_member():
 
 def test_the_stream_refuses_a_sparse_member():
     with pytest.raises(ArchiveError, match="a.tar.*'sp'.*sparse"):
-        list(iter_files(io.BytesIO(_old_gnu_sparse()), "a.tar"))
+        list(iter_tar(io.BytesIO(_old_gnu_sparse()), "a.tar"))
 
 
 # -- damage, through both sources ------------------------------------------------------------
@@ -214,7 +214,7 @@ def test_a_missing_end_block_is_an_error_only_where_it_is_required():
 def test_reading_stops_at_a_header_boundary():
     data = _archive([(_info(n, size=600), n.encode() * 600) for n in "abc"])
     second = 512 + 1024
-    members = list(iter_files(io.BytesIO(data[second:second + 1536]), "a.tar", start=second,
+    members = list(iter_tar(io.BytesIO(data[second:second + 1536]), "a.tar", start=second,
                               stop=second + 1536))
     assert [(m.name, m.position, m.end) for m in members] == [("b", second, second + 1536)]
 

@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from ...api import from_url, open_url
-from ...containers.tar_format import Member, iter_files
-from ...containers.tar_sources import DECODE_ERRORS, GZIP_MAGIC, decode_error, read_to_end
+from ...containers.tar_format import Member, iter_tar
+from ...containers.tar_sources import DECODE_ERRORS, GZIP_MAGIC, decode_error
 from ...errors import ArchiveError
 
 logger = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ def iter_members(url: str, start: int = 0) -> Iterator[Member]:
         head = f.read(2) if start else b""
         if start and head != GZIP_MAGIC:
             f.seek(start)  # an uncompressed tar: go straight to the position
-            yield from iter_files(f, url, start)
+            yield from iter_tar(f, url, start)
             return
         yield from stream_members(Prefixed(head, f) if head else f, url, start)
 
@@ -91,16 +91,17 @@ def stream_members(source: IO[bytes], url: str, start: int = 0) -> Iterator[Memb
     if first != GZIP_MAGIC:
         if start:
             _skip(stream, start, url)  # type: ignore[arg-type]
-        yield from iter_files(stream, url, start)  # type: ignore[arg-type]
+        yield from iter_tar(stream, url, start)  # type: ignore[arg-type]
         return
     with gzip.GzipFile(fileobj=stream, mode="rb") as unzipped:  # type: ignore[arg-type]
         try:
             if start:
                 _skip(unzipped, start, url)
-            yield from iter_files(unzipped, url, start)  # type: ignore[arg-type]
+            yield from iter_tar(unzipped, url, start)  # type: ignore[arg-type]
+            while unzipped.read(1 << 20):  # the gzip trailer (CRC-32, length) is checked
+                pass
         except DECODE_ERRORS as exc:
             raise decode_error(url, exc) from exc
-        read_to_end(unzipped, url)  # the gzip trailer (CRC-32, length) is checked
 
 
 def _skip(f: IO[bytes], n: int, url: str) -> None:
@@ -147,8 +148,7 @@ def _zip_members(url: str, start: int) -> Iterator[Member]:
         for i in range(start, len(entries)):
             name = entries[i].name
             with archive.open(name, "rb") as f:
-                data = f.read()
-            yield Member(name, data, i, size=len(data))
+                yield Member(name, f.read(), i)
 
 
 def iter_samples(url: str, start: int = 0) -> Iterator[tuple[int, Sample]]:

@@ -30,7 +30,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, Any
 
 from ...api import open_url
-from ...containers.tar_format import iter_files
+from ...containers.tar_format import iter_tar
 from ...errors import ArchiveError
 from ...fs.positional import PositionalReader
 from ...fs.s3.reader import PLAIN_OPENING
@@ -182,7 +182,7 @@ class SpanReader:
             raise ValueError(f"{entry.url}: the shard ends at {start + len(data)}, before the "
                              f"samples the index has up to {start + size}: the shard changed "
                              "since it was indexed")
-        members = iter_files(io.BytesIO(data), entry.url, start, stop=start + size)
+        members = iter_tar(io.BytesIO(data), entry.url, start, stop=start + size)
         keep = set(wanted)
         out = {}
         try:
