@@ -23,7 +23,7 @@ import threading
 import time
 from typing import IO, Any
 
-from ..fs.positions import seek_position
+from ..fs.positional import seek_position
 from ..trace import hook
 from .object_cache import Fill, ObjectCache, Source
 

@@ -1,7 +1,8 @@
 """``Tar``: a tar archive opened as a filesystem, over a file from any filesystem.
 
 Uncompressed tar (random access): the headers are read once when the archive is opened,
-in one pass that skips the members' data (see :mod:`pfio.containers.tar_index`);
+in one pass that skips the members' data (see :mod:`pfio.containers.tar_index`, over the
+one tar reader, :mod:`pfio.containers.tar_format`);
 ``exists``, ``stat`` and ``isdir`` are dictionary look-ups. A member up to
 ``whole_member_limit`` bytes costs one read of the backing file (one ranged GET on S3) and
 is returned as an in-memory file; a larger one is streamed in chunks and is seekable.
@@ -33,16 +34,14 @@ from ..fs.modes import Mode
 from ..fs.writers import MemoryReader
 from .base import ArchiveFS
 from .names import ArchiveIndex, Entry
-from .tar_index import DECODE_ERRORS, Member, Unreadable, decode_error, read_to_end, scan
+from .tar_index import Unreadable, scan
 from .tar_io import RangeReader, ReadAt
+from .tar_sources import DECODE_ERRORS, GZIP_MAGIC, GZIP_SUFFIXES, decode_error, read_to_end
 from .tar_writer import TarWriter
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["Tar", "ArchiveError"]
-
-GZIP_MAGIC = b"\x1f\x8b"
-GZIP_SUFFIXES = (".tar.gz", ".tgz")
 
 #: a compressed member read ending this close to the end of the archive's data reads on
 #: to the end, so that the gzip trailer checks what was decompressed
@@ -123,21 +122,23 @@ class Tar(ArchiveFS):
         if isinstance(info, Unreadable):
             raise info.error(f"{self._label}: member {entry.name!r} {info.reason}")
         if self.compressed:
-            return self._open_compressed(entry.name, info, buffering)
-        return self._open_range(self._read_at, entry.name, info, buffering)
+            return self._open_compressed(entry.name, info, entry.size, buffering)
+        return self._open_range(self._read_at, entry.name, info, entry.size, buffering)
 
-    def _open_range(self, read_at: ReadAt, name: str, info: Member, buffering: int,
-                    on_close: Callable[[], None] | None = None) -> IO[bytes]:
-        """A member whose data is ``info`` in the tar stream that ``read_at`` reads."""
-        if info.size <= self.whole_member_limit:
+    def _open_range(self, read_at: ReadAt, name: str, offset: int, size: int,
+                    buffering: int, on_close: Callable[[], None] | None = None
+                    ) -> IO[bytes]:
+        """A member whose ``size`` bytes of data start at ``offset`` of the tar stream that
+        ``read_at`` reads."""
+        if size <= self.whole_member_limit:
             try:
-                data = read_at(info.offset, info.size)
+                data = read_at(offset, size)
             finally:
                 if on_close is not None:
                     on_close()
-            if len(data) != info.size:
+            if len(data) != size:
                 raise ArchiveError(f"{self._label}: member {name!r} is cut short "
-                                   f"({len(data)} of {info.size} bytes): truncated archive")
+                                   f"({len(data)} of {size} bytes): truncated archive")
             return MemoryReader(data, name)
         self._member_opened()
 
@@ -146,28 +147,29 @@ class Tar(ArchiveFS):
                 on_close()
             self._member_closed()
 
-        raw = RangeReader(read_at, info.offset, info.size, archive=self._label, name=name,
+        raw = RangeReader(read_at, offset, size, archive=self._label, name=name,
                           min_chunk=64 << 10, max_chunk=self.stream_chunk_size,
                           on_close=closed)
         if buffering == 0:
             return raw
         return io.BufferedReader(raw, buffering if buffering > 1 else io.DEFAULT_BUFFER_SIZE)
 
-    def _open_compressed(self, name: str, info: Member, buffering: int) -> IO[bytes]:
+    def _open_compressed(self, name: str, offset: int, size: int, buffering: int
+                         ) -> IO[bytes]:
         """A member of a compressed archive: decompressed from the archive's start."""
         scanner = RangeReader(self._read_at, archive=self._label,
                               max_chunk=self.stream_chunk_size)
         stream = gzip.GzipFile(fileobj=scanner, mode="rb")
-        end = info.offset + info.size
+        end = offset + size
         verify = self._data_size - end <= VERIFY_TAIL
 
-        def read_at(offset: int, size: int) -> bytes:
+        def read_at(at: int, n: int) -> bytes:
             try:
-                stream.seek(offset)
-                data = stream.read(size)
+                stream.seek(at)
+                data = stream.read(n)
             except DECODE_ERRORS as exc:
                 raise decode_error(self._label, exc) from exc
-            if verify and offset + len(data) == end:
+            if verify and at + len(data) == end:
                 read_to_end(stream, self._label)  # type: ignore[arg-type]
             return data
 
@@ -175,7 +177,7 @@ class Tar(ArchiveFS):
             stream.close()
             scanner.close()
 
-        return self._open_range(read_at, name, info, buffering, close)
+        return self._open_range(read_at, name, offset, size, buffering, close)
 
     # -- writing ------------------------------------------------------------------------
 

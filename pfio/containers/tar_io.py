@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ArchiveError
-from ..fs.positions import SeekableReader
+from ..fs.positional import SeekableReader
 
 ReadAt = Callable[[int, int], bytes]
 

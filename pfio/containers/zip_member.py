@@ -19,7 +19,7 @@ from typing import Any
 
 from ..checksums import crc32
 from ..errors import ArchiveError
-from ..fs.positions import SeekableReader
+from ..fs.positional import SeekableReader
 from .zip_format import FLAG_ENCRYPTED, LOCAL, MemberInfo, local_data_offset
 
 #: bytes read beyond the guessed end of a member (absorbs a local extra field longer than the

@@ -1,5 +1,5 @@
 """Reading shards front to back and grouping members into samples
-(pfio.integrations.shards.reader and .tarstream)."""
+(pfio.integrations.shards.reader over pfio.containers.tar_format)."""
 
 import gzip
 import io
@@ -88,32 +88,10 @@ def test_long_and_non_ascii_names(tmp_path, fmt):
     assert _samples(url) == [{"__key__": key, "__url__": url, "txt": b"t", "cls": b"4"}]
 
 
-@pytest.mark.parametrize("fmt", [tarfile.USTAR_FORMAT, tarfile.GNU_FORMAT, tarfile.PAX_FORMAT])
-@pytest.mark.parametrize("name", ["a.jpg", "dir/" + "p" * 120 + "/x.cls", "d/", "é.txt"])
-def test_headers_decode_as_tarfile_decodes_them(fmt, name):
-    from pfio.integrations.shards.tarstream import _header
-
-    info = tarfile.TarInfo(name)
-    info.size = 0 if name.endswith("/") else 12345
-    info.type = tarfile.DIRTYPE if name.endswith("/") else tarfile.REGTYPE
-    block = info.tobuf(fmt, "utf-8", "surrogateescape")[-tarfile.BLOCKSIZE:]
-    expected = tarfile.TarInfo.frombuf(block, "utf-8", "surrogateescape")
-    assert _header(block, "x.tar", 0) == (expected.type, expected.size, expected.name)
-
-
-def test_a_base_256_size_is_read_through_tarfile():
-    from pfio.integrations.shards.tarstream import _header
-
-    info = tarfile.TarInfo("big.bin")
-    info.size = 9 * 8**11  # more than 11 octal digits hold: GNU's base-256 size
-    block = info.tobuf(tarfile.GNU_FORMAT, "utf-8", "surrogateescape")
-    assert _header(block, "x.tar", 0) == (tarfile.REGTYPE, info.size, "big.bin")
-
-
 def test_members_larger_than_a_read_chunk(tmp_path, monkeypatch):
-    from pfio.integrations.shards import tarstream
+    from pfio.containers import tar_sources
 
-    monkeypatch.setattr(tarstream, "CHUNK", 4096)
+    monkeypatch.setattr(tar_sources, "CHUNK", 4096)
     big = bytes(range(256)) * 100  # 25,600 bytes: several chunks
     url = _put(tmp_path, "big.tar", _tar([("a.bin", big), ("a.txt", b"x"), ("b.bin", big)]))
     assert [s["bin"] for s in _samples(url)] == [big, big]

@@ -20,7 +20,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from ...trace import hook
-from ..positions import seek_position
+from ..positional import seek_position
 from ..writers import AtomicSink, temporary_name
 from .client import mapped_errors
 

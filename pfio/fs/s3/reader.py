@@ -53,7 +53,7 @@ from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..positions import seek_position
+from ..positional import seek_position
 from .get import Got, get_range
 
 if TYPE_CHECKING:

@@ -25,14 +25,13 @@ from typing import IO, Any
 
 from ...api import from_url, open_url
 from ...containers.base import ArchiveFS
-from ...containers.tar_index import DECODE_ERRORS, decode_error
+from ...containers.tar_format import Member, iter_tar
+from ...containers.tar_sources import DECODE_ERRORS, GZIP_MAGIC, decode_error
 from ...errors import ArchiveError
 from ...fs.file_types import as_binary_io, read_into
-from .tarstream import Member, iter_tar
 
 logger = logging.getLogger(__name__)
 
-GZIP_MAGIC = b"\x1f\x8b"
 #: the names of shards read as zip archives (any other is read as a tar stream)
 ZIP_SUFFIXES = (".zip",)
 #: bytes the opening read of a shard resumed inside asks for (to tell gzip from tar)

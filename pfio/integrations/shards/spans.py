@@ -30,12 +30,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, Any
 
 from ...api import open_url
+from ...containers.tar_format import iter_tar
 from ...errors import ArchiveError
 from ...fs.positional import PositionalReader
 from ...fs.s3.reader import PLAIN_OPENING
 from .index import Index, ShardEntry
 from .reader import RESUME_OPENING, Sample, group_members, iter_samples
-from .tarstream import iter_tar
 
 logger = logging.getLogger(__name__)
 
