@@ -77,17 +77,17 @@ class PfioReader(FileSystemReader):
 
     Args:
         path: the checkpoint's URL.
-        read_size: the largest read (bytes; 16 MiB).
+        read_size: the largest read (bytes; 8 MiB).
         max_gap: bytes between two items still read through rather than skipped (8 KiB).
         max_workers: reads in flight at once (8).
         max_inflight: bytes fetched and not yet decoded, at most: the size of the load's
-            buffer (the larger of this, 128 MiB, and the largest read; no more than the
+            buffer (the larger of this, 64 MiB, and the largest read; no more than the
             load reads).
         storage_options: options of the file system (``from_url(path, **options)``).
     """
 
-    def __init__(self, path: str, *, read_size: int = 16 << 20, max_gap: int = 8 << 10,
-                 max_workers: int = 8, max_inflight: int = 128 << 20,
+    def __init__(self, path: str, *, read_size: int = 8 << 20, max_gap: int = 8 << 10,
+                 max_workers: int = 8, max_inflight: int = 64 << 20,
                  storage_options: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(path, **kwargs)
         if read_size < 1 or max_gap < 0 or max_workers < 1 or max_inflight < 1:
