@@ -41,7 +41,7 @@ class PositionalReader:
         holds, fewer at the end of the file): straight into it where ``f`` has
         ``readinto_at`` (pfio's S3 reader) or is a plain local file. Returns their count."""
         if self._own_readinto_at is not None:
-            return self._own_readinto_at(offset, buffer)
+            return int(self._own_readinto_at(offset, buffer))
         if self._fd is not None:
             return _preadinto(self._fd, buffer, offset)
         data = self.read_at(offset, len(buffer))

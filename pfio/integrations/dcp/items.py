@@ -23,6 +23,7 @@ import io
 import sys
 import zipfile
 from dataclasses import dataclass
+from typing import IO, cast
 
 import torch
 
@@ -112,7 +113,8 @@ def layout_of(data: memoryview) -> Layout | None:
         # (first: torch 2.13 crashes on a meta load of the other byte order)
         if _byte_order(data) != sys.byteorder:
             return None
-        meta = torch.load(ViewFile(data), map_location="meta", weights_only=True)
+        meta = torch.load(cast("IO[bytes]", ViewFile(data)), map_location="meta",
+                          weights_only=True)
     except Exception:  # noqa: BLE001 - what torch.load of the bytes makes of it is the answer
         return None
     if type(meta) is not torch.Tensor or meta.layout != torch.strided or meta.is_quantized:
@@ -124,13 +126,13 @@ def layout_of(data: memoryview) -> Layout | None:
             nbytes % meta.element_size():
         return None
     return Layout(start, nbytes, meta.dtype, tuple(meta.size()), tuple(meta.stride()),
-                  meta.storage_offset())
+                  int(meta.storage_offset()))
 
 
 def _byte_order(data: memoryview) -> str:
     """The byte order the item's ``byteorder`` record names ("little" without one, as
     ``torch.load`` assumes)."""
-    with zipfile.ZipFile(ViewFile(data)) as archive:
+    with zipfile.ZipFile(cast("IO[bytes]", ViewFile(data))) as archive:
         for name in archive.namelist():
             if name.endswith("/byteorder"):
                 return archive.read(name).decode("ascii", "replace")

@@ -219,7 +219,7 @@ def _fetch(reads: list[Read], files: _Files, pool: ThreadPoolExecutor, piece: in
     the reads); each read's bytes are valid until the next one is asked for."""
     largest = max((r.end - r.start for r in reads), default=0)
     ring = _Ring(min(max(budget, largest), sum(r.end - r.start for r in reads)))
-    pending: deque[tuple[Read, memoryview, list[Future]]] = deque()
+    pending: deque[tuple[Read, memoryview, list[Future[None]]]] = deque()
     queue = deque(reads)
     try:
         while queue or pending:
