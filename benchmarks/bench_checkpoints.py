@@ -8,11 +8,23 @@ disk, on the Ceph RADOS Gateway where one runs (else a moto server).
   ``pfio.integrations.checkpoints.save``/``load`` against s3tc's ``S3Checkpoint``, boto3
   (``upload_fileobj``/``get_object`` through memory) and local disk.
 
+* ``dcp.async_save`` (DCP's thread-based asynchronous save): its time to return and its
+  total time, with the same writers (4 threads) and local disk.
+
 The state is a model and its optimizer (tensors of 64 KiB to 4 MiB; ``SIZE_MIB`` in all,
 or ``PFIO_BENCH_CHECKPOINT_MIB``: a small state measures set-up more than transfer),
 every load checked tensor by tensor. Clients take turns for ``ROUNDS`` rounds; each figure
 is the median over the rounds (GB/s of state), with the spread (min-max) printed, and the
-client CPU time (user + system of this process, native threads included) per GiB.
+client CPU time (user + system of this process, native threads included) per GiB. What is
+timed is the save or load alone (``with CLOCK:``): not the allocation of the state dict a
+DCP load fills (a model that exists already, its memory touched) nor the check.
+
+Then, once per client and operation, a fresh process (after a warm-up save and load of a
+small state, so that what a process sets up once is not counted) runs the operation with
+all its S3 requests through the proxy, which counts them (GETs, PUTs, ...), and reports the
+peak rise of its resident set during the operation (Linux: ``VmHWM`` after resetting it
+through ``/proc/self/clear_refs``). For a single-file load that rise includes the loaded
+state itself, for every client.
 
 s3tc 1.5 cannot finish a multipart upload on Ceph 16: its CRT client wants an ``ETag``
 header on CompleteMultipartUpload's answer, which Ceph gives only in the XML body. Its saves
@@ -23,23 +35,22 @@ The targets compare like with like: s3tc's saves with pfio's through the proxy.
 
 from __future__ import annotations
 
-import http.client
-import http.server
 import io
+import json
 import os
-import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
-import threading
 import time
 import warnings
 from collections.abc import Callable
-from urllib.parse import urlsplit
+from urllib.request import urlopen
 
 import torch
 import torch.distributed.checkpoint as dcp
+from etag_proxy import ETagProxy
 from harness import Row, main, s3_server
 
 from pfio import from_url
@@ -56,14 +67,15 @@ OPTIONS = {"read_timeout": 60}
 
 def make_state(size_mib: int) -> dict[str, torch.Tensor]:
     """A model (weights of 64 KiB to 4 MiB) and Adam-like optimizer state of ``size_mib``."""
+    generator = torch.Generator().manual_seed(size_mib)  # (the profiling processes' too)
     state: dict[str, torch.Tensor] = {}
     sizes = [64 << 10, 256 << 10, 1 << 20, 4 << 20]
     total, i = 0, 0
     while total < size_mib * MIB:
         n = sizes[i % len(sizes)] // 4
-        weight = torch.randn(n)
+        weight = torch.randn(n, generator=generator)
         state[f"model.layer{i}.weight"] = weight
-        state[f"optim.layer{i}.exp_avg"] = torch.randn(n)
+        state[f"optim.layer{i}.exp_avg"] = torch.randn(n, generator=generator)
         total += 2 * weight.numel() * 4
         i += 1
     return state
@@ -75,73 +87,61 @@ def _check(loaded: dict[str, torch.Tensor], state: dict[str, torch.Tensor]) -> N
             raise AssertionError(f"{key} differs after the load")
 
 
-# -- the ETag proxy ----------------------------------------------------------------------------
+def _fresh(template: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """A state dict to load into: a model that exists already (its memory touched)."""
+    return {k: torch.zeros_like(v) for k, v in template.items()}
 
-class ETagProxy:
-    """A loopback HTTP/1.1 proxy to ``upstream`` that adds an ``ETag`` header to the answer
-    of CompleteMultipartUpload (from its XML body). The ``Host`` header is relayed as sent:
-    the signature covers it."""
 
-    def __init__(self, upstream: str) -> None:
-        parts = urlsplit(upstream)
-        host, port = parts.hostname, parts.port
+def _status_kib(field: str) -> int:
+    """A ``kB`` field of ``/proc/self/status``."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise LookupError(field)
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
 
-            def log_message(self, *args: object) -> None:
-                pass
+class Clock:
+    """The wall and CPU seconds spent inside ``with CLOCK:`` since :meth:`reset` (what an
+    operation times), the time at each :meth:`mark`, and with ``track_memory`` the peak
+    rise of the resident set inside the first block."""
 
-            def _relay(self) -> None:
-                if not hasattr(self, "up"):
-                    self.up = http.client.HTTPConnection(host, port, timeout=120)
-                length = int(self.headers.get("content-length") or 0)
-                body = self.rfile.read(length) if length else None
-                headers = {k: v for k, v in self.headers.items()
-                           if k.lower() not in ("expect", "connection")}
-                self.up.putrequest(self.command, self.path, skip_host=True,
-                                   skip_accept_encoding=True)
-                for k, v in headers.items():
-                    self.up.putheader(k, v)
-                self.up.endheaders(body)
-                answer = self.up.getresponse()
-                data = answer.read()
-                self.send_response_only(answer.status, answer.reason)
-                names = set()
-                for k, v in answer.getheaders():
-                    if k.lower() in ("transfer-encoding", "content-length", "connection"):
-                        continue
-                    names.add(k.lower())
-                    self.send_header(k, v)
-                if self.command == "POST" and "uploadId=" in self.path and \
-                        "etag" not in names:
-                    found = re.search(rb"<ETag>(.*?)</ETag>", data)
-                    if found:
-                        self.send_header("ETag", found.group(1).decode().replace("&quot;",
-                                                                                 '"'))
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+    def __init__(self) -> None:
+        self.track_memory = False
+        self.reset()
 
-            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _relay
+    def reset(self) -> None:
+        self.wall = self.cpu = 0.0
+        self.marks: dict[str, float] = {}
+        self.rss_rise: int | None = None
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> ETagProxy:
-        self._thread.start()
+    def __enter__(self) -> Clock:
+        if self.track_memory and self.rss_rise is None:
+            self._rss = _status_kib("VmRSS")
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")  # reset the peak resident set size (VmHWM)
+        self._wall, self._cpu = time.perf_counter(), time.process_time()
         return self
 
+    def mark(self, name: str) -> None:
+        """Note the seconds spent so far (inside a block) as ``name``."""
+        self.marks[name] = self.wall + time.perf_counter() - self._wall
+
     def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.wall += time.perf_counter() - self._wall
+        self.cpu += time.process_time() - self._cpu
+        if self.track_memory and self.rss_rise is None:
+            self.rss_rise = (_status_kib("VmHWM") - self._rss) * 1024
+
+
+CLOCK = Clock()
 
 
 # -- the clients -------------------------------------------------------------------------------
 
 Op = Callable[[], None]
+#: group -> client -> (save, load or None)
+Groups = dict[str, dict[str, tuple[Op, Op | None]]]
 
 
 def _s3tc_client(endpoint: str):
@@ -153,87 +153,130 @@ def _s3tc_client(endpoint: str):
 
 
 def dcp_clients(state, template, bucket: str, endpoint: str, proxy: str, tmp: str,
-                threads: int) -> dict[str, tuple[Op, Op]]:
-    """name -> (save, load) of the DCP clients with ``threads`` writer threads."""
+                threads: int, tag: str = "") -> dict[str, tuple[Op, Op | None]]:
+    """name -> (save, load) of the DCP clients with ``threads`` writer threads (their keys
+    start with ``tag``)."""
     from s3torchconnector.dcp import S3StorageReader, S3StorageWriter
 
     def pfio_ops(key: str, options: dict | None) -> tuple[Op, Op]:
-        url = f"s3://{bucket}/{key}"
+        url = f"s3://{bucket}/{tag}{key}"
 
         def save() -> None:
-            dcp.save(state, storage_writer=PfioWriter(url, thread_count=threads,
-                                                      storage_options=options), no_dist=True)
+            writer = PfioWriter(url, thread_count=threads, storage_options=options)
+            with CLOCK:
+                dcp.save(state, storage_writer=writer, no_dist=True)
 
         def load() -> None:
-            loaded = {k: torch.empty_like(v) for k, v in template.items()}
-            dcp.load(loaded, storage_reader=PfioReader(url, storage_options=options),
-                     no_dist=True)
+            loaded = _fresh(template)
+            with CLOCK:
+                dcp.load(loaded, storage_reader=PfioReader(url, storage_options=options),
+                         no_dist=True)
             _check(loaded, state)
         return save, load
 
+    s3tc_url = f"s3://{bucket}/{tag}s3tc-dcp{threads}"
+
     def s3tc_save() -> None:
-        writer = S3StorageWriter(REGION, f"s3://{bucket}/s3tc-dcp{threads}",
-                                 thread_count=threads)
-        writer.fs._client = _s3tc_client(proxy)
-        dcp.save(state, storage_writer=writer, no_dist=True)
+        with CLOCK:
+            writer = S3StorageWriter(REGION, s3tc_url, thread_count=threads)
+            writer.fs._client = _s3tc_client(proxy)
+            dcp.save(state, storage_writer=writer, no_dist=True)
 
     def s3tc_load() -> None:
-        reader = S3StorageReader(REGION, f"s3://{bucket}/s3tc-dcp{threads}")
-        reader.fs._client = _s3tc_client(endpoint)
-        loaded = {k: torch.empty_like(v) for k, v in template.items()}
-        dcp.load(loaded, storage_reader=reader, no_dist=True)
+        loaded = _fresh(template)
+        with CLOCK:
+            reader = S3StorageReader(REGION, s3tc_url)
+            reader.fs._client = _s3tc_client(endpoint)
+            dcp.load(loaded, storage_reader=reader, no_dist=True)
         _check(loaded, state)
 
-    local = os.path.join(tmp, f"dcp{threads}")
+    local = os.path.join(tmp, f"{tag}dcp{threads}")
 
     def local_save() -> None:
-        dcp.save(state, storage_writer=dcp.FileSystemWriter(local, thread_count=threads),
-                 no_dist=True)
+        with CLOCK:
+            dcp.save(state, storage_writer=dcp.FileSystemWriter(local, thread_count=threads),
+                     no_dist=True)
 
     def local_load() -> None:
-        loaded = {k: torch.empty_like(v) for k, v in template.items()}
-        dcp.load(loaded, storage_reader=dcp.FileSystemReader(local), no_dist=True)
+        loaded = _fresh(template)
+        with CLOCK:
+            dcp.load(loaded, storage_reader=dcp.FileSystemReader(local), no_dist=True)
         _check(loaded, state)
 
-    return {"pfio": pfio_ops(f"pfio-dcp{threads}", dict(OPTIONS)),
+    return {"pfio": pfio_ops(f"pfio-dcp{threads}", {**OPTIONS, "endpoint": endpoint}),
             "pfio via proxy": pfio_ops(f"pfio-proxy-dcp{threads}",
                                        {**OPTIONS, "endpoint": proxy}),
             "s3tc": (s3tc_save, s3tc_load),
             "local disk": (local_save, local_load)}
 
 
+def async_clients(state, bucket: str, endpoint: str, proxy: str, tmp: str,
+                  tag: str = "") -> dict[str, tuple[Op, Op | None]]:
+    """name -> (``dcp.async_save`` with 4 writer threads, None): the time to return is
+    marked ``return``, the total is the operation's."""
+    from s3torchconnector.dcp import S3StorageWriter
+
+    def save_with(make_writer: Callable[[], object]) -> Op:
+        def save() -> None:
+            with CLOCK:
+                done = dcp.async_save(state, storage_writer=make_writer(), no_dist=True)
+                CLOCK.mark("return")
+                done.result()
+        return save
+
+    def pfio_writer(key: str, options: dict) -> Callable[[], object]:
+        return lambda: PfioWriter(f"s3://{bucket}/{tag}{key}", thread_count=4,
+                                  storage_options=options)
+
+    def s3tc_writer() -> object:
+        writer = S3StorageWriter(REGION, f"s3://{bucket}/{tag}s3tc-async", thread_count=4)
+        writer.fs._client = _s3tc_client(proxy)
+        return writer
+
+    local = os.path.join(tmp, f"{tag}async")
+    return {"pfio": (save_with(pfio_writer("pfio-async", {**OPTIONS, "endpoint": endpoint})),
+                     None),
+            "pfio via proxy": (save_with(pfio_writer("pfio-proxy-async",
+                                                     {**OPTIONS, "endpoint": proxy})), None),
+            "s3tc": (save_with(s3tc_writer), None),
+            "local disk": (save_with(lambda: dcp.FileSystemWriter(local, thread_count=4)),
+                           None)}
+
+
 def single_file_clients(state, bucket: str, endpoint: str, proxy: str,
-                        tmp: str) -> dict[str, tuple[Op, Op]]:
+                        tmp: str, tag: str = "") -> dict[str, tuple[Op, Op | None]]:
     """name -> (save, load) of the single-file clients."""
     import boto3
     from s3torchconnector import S3Checkpoint, S3ClientConfig
 
-    def pfio_ops(url_endpoint: str | None) -> tuple[Op, Op]:
+    def pfio_ops(key: str, url_endpoint: str) -> tuple[Op, Op]:
         # (checkpoints.save/load with the options: the same writer and reader)
-        name = f"pfio-{'proxy-' if url_endpoint else ''}single.pt"
-        options = {**OPTIONS, **({"endpoint": url_endpoint} if url_endpoint else {})}
+        name = f"{tag}{key}"
+        options = {**OPTIONS, "endpoint": url_endpoint}
 
         def save() -> None:
-            with from_url(f"s3://{bucket}", **options) as fs, fs.open(name, "wb") as f:
+            with CLOCK, from_url(f"s3://{bucket}", **options) as fs, fs.open(name, "wb") as f:
                 torch.save(state, f)
 
         def load() -> None:
-            with from_url(f"s3://{bucket}", **options) as fs, fs.open(name, "rb") as f:
-                _check(torch.load(f), state)
+            with CLOCK, from_url(f"s3://{bucket}", **options) as fs, fs.open(name, "rb") as f:
+                loaded = torch.load(f)
+            _check(loaded, state)
         return save, load
 
     config = S3ClientConfig(force_path_style=True)
     s3tc_write = S3Checkpoint(REGION, endpoint=proxy, s3client_config=config)
     s3tc_read = S3Checkpoint(REGION, endpoint=endpoint, s3client_config=config)
-    s3tc_url = f"s3://{bucket}/s3tc-single.pt"
+    s3tc_url = f"s3://{bucket}/{tag}s3tc-single.pt"
 
     def s3tc_save() -> None:
-        with s3tc_write.writer(s3tc_url) as f:
+        with CLOCK, s3tc_write.writer(s3tc_url) as f:
             torch.save(state, f)
 
     def s3tc_load() -> None:
-        with s3tc_read.reader(s3tc_url) as f:
-            _check(torch.load(f), state)
+        with CLOCK, s3tc_read.reader(s3tc_url) as f:
+            loaded = torch.load(f)
+        _check(loaded, state)
 
     from botocore.config import Config
 
@@ -241,38 +284,63 @@ def single_file_clients(state, bucket: str, endpoint: str, proxy: str,
                                             config=Config(read_timeout=60))
 
     def boto3_save() -> None:
-        buffer = io.BytesIO()
-        torch.save(state, buffer)
-        buffer.seek(0)
-        client.upload_fileobj(buffer, bucket, "boto3-single.pt")
+        with CLOCK:
+            buffer = io.BytesIO()
+            torch.save(state, buffer)
+            buffer.seek(0)
+            client.upload_fileobj(buffer, bucket, f"{tag}boto3-single.pt")
 
     def boto3_load() -> None:
-        body = client.get_object(Bucket=bucket, Key="boto3-single.pt")["Body"].read()
-        _check(torch.load(io.BytesIO(body)), state)
+        with CLOCK:
+            body = client.get_object(Bucket=bucket, Key=f"{tag}boto3-single.pt")["Body"]
+            loaded = torch.load(io.BytesIO(body.read()))
+        _check(loaded, state)
 
-    local = os.path.join(tmp, "single.pt")
+    local = os.path.join(tmp, f"{tag}single.pt")
 
     def local_save() -> None:
-        with open(local, "wb") as f:
+        with CLOCK, open(local, "wb") as f:
             torch.save(state, f)
             f.flush()
             os.fsync(f.fileno())
 
     def local_load() -> None:
-        _check(torch.load(local), state)
+        with CLOCK:
+            loaded = torch.load(local)
+        _check(loaded, state)
 
-    return {"pfio": pfio_ops(None), "pfio via proxy": pfio_ops(proxy),
+    return {"pfio": pfio_ops("pfio-single.pt", endpoint),
+            "pfio via proxy": pfio_ops("pfio-proxy-single.pt", proxy),
             "s3tc": (s3tc_save, s3tc_load), "boto3": (boto3_save, boto3_load),
             "local disk": (local_save, local_load)}
 
 
+def all_clients(size_mib: int, bucket: str, endpoint: str, proxy: str, tmp: str,
+                tag: str = "") -> tuple[Groups, float]:
+    """The groups of clients for a state of ``size_mib``, and its size in GiB."""
+    state = make_state(size_mib)
+    template = {k: torch.empty_like(v) for k, v in state.items()}
+    groups: Groups = {
+        "dcp t1": dcp_clients(state, template, bucket, endpoint, proxy, tmp, 1, tag),
+        "dcp t4": dcp_clients(state, template, bucket, endpoint, proxy, tmp, 4, tag),
+        "dcp async_save t4": async_clients(state, bucket, endpoint, proxy, tmp, tag),
+        "single file": single_file_clients(state, bucket, endpoint, proxy, tmp, tag),
+    }
+    return groups, sum(v.numel() * v.element_size() for v in state.values()) / (1 << 30)
+
+
 # -- measuring -------------------------------------------------------------------------------
 
-def _timed(op: Op) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of this process) of ``op``; tried once more when it fails
-    (a busy shared gateway), the failure printed."""
+#: one operation's figures: GB/s, CPU s/GiB, and the seconds to return (async saves)
+Figures = tuple[float, float, float | None]
+Found = dict[tuple[str, str, str], list[Figures]]
+
+
+def _timed(op: Op) -> tuple[float, float, float | None]:
+    """(wall seconds, CPU seconds of this process, seconds to return) of ``op``'s timed
+    part; tried once more when it fails (a busy shared gateway), the failure printed."""
     for attempt in (1, 2):
-        cpu, wall = time.process_time(), time.perf_counter()
+        CLOCK.reset()
         try:
             op()
         except Exception as exc:  # noqa: BLE001 - printed, then tried again or raised
@@ -282,25 +350,71 @@ def _timed(op: Op) -> tuple[float, float]:
                 raise
             continue
         break
-    return time.perf_counter() - wall, time.process_time() - cpu
+    return CLOCK.wall, CLOCK.cpu, CLOCK.marks.get("return")
 
 
-def measure(groups: dict[str, dict[str, tuple[Op, Op]]], rounds: int,
-            gib: float) -> dict[tuple[str, str, str], list[tuple[float, float]]]:
-    """(group, client, "save"|"load") -> [(GB/s, CPU s/GiB)] per round. In each round and
-    group the clients save in turn, then load in turn, in an order rotated every round (so
-    that no client always follows its own save, or the same neighbour, on the gateway)."""
-    found: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
+def measure(groups: Groups, rounds: int, gib: float) -> Found:
+    """(group, client, "save"|"load") -> [figures] per round. In each round and group the
+    clients save in turn, then load in turn, in an order rotated every round (so that no
+    client always follows its own save, or the same neighbour, on the gateway)."""
+    found: Found = {}
     for turn in range(rounds):
         for group, clients in groups.items():
             names = list(clients)
             names = names[turn % len(names):] + names[:turn % len(names)]
             for what, index in (("save", 0), ("load", 1)):
                 for name in names:
-                    wall, cpu = _timed(clients[name][index])
+                    op = clients[name][index]
+                    if op is None:
+                        continue
+                    wall, cpu, returned = _timed(op)
                     found.setdefault((group, name, what), []).append(
-                        (gib * (1 << 30) / 1e9 / wall, cpu / gib))
+                        (gib * (1 << 30) / 1e9 / wall, cpu / gib, returned))
     return found
+
+
+def profile(size_mib: int, bucket: str, proxy: ETagProxy, tmp: str,
+            groups: Groups) -> dict[tuple[str, str, str], dict[str, int]]:
+    """(group, client, op) -> {"rss": peak rise in bytes, "GET": n, "PUT": n, ...}: each
+    client's operations of each group in a fresh process, their requests through ``proxy``
+    (see the module documentation). Large blocks are mapped and unmapped, never kept by
+    the C allocator (``MALLOC_MMAP_THRESHOLD_``), so that a save does not lend its freed
+    memory to the load after it."""
+    found = {}
+    env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": str(128 << 10)}
+    for group, clients in groups.items():
+        for name in clients:
+            if name == "pfio via proxy":  # (here every client goes through the proxy)
+                continue
+            answer = subprocess.run([sys.executable, __file__, "--profile", group, name,
+                                     str(size_mib), bucket, proxy.endpoint, tmp],
+                                    capture_output=True, text=True, timeout=600, env=env)
+            if answer.returncode:
+                raise RuntimeError(f"profiling {group} {name}: {answer.stderr}")
+            for what, seen in json.loads(answer.stdout).items():
+                found[(group, name, what)] = seen
+    return found
+
+
+def _profile_main(group: str, name: str, size_mib: str, bucket: str, proxy: str,
+                  tmp: str) -> None:
+    """The operations of one client of :func:`profile`, in this (fresh) process."""
+    warnings.simplefilter("ignore")
+    warm, _ = all_clients(1, bucket, proxy, proxy, tmp, tag="warm-up-")
+    for op in warm[group][name]:
+        if op is not None:
+            op()
+    groups, _ = all_clients(int(size_mib), bucket, proxy, proxy, tmp)
+    found = {}
+    CLOCK.track_memory = True
+    for what, op in zip(("save", "load"), groups[group][name], strict=True):
+        if op is not None:
+            urlopen(f"{proxy}/-/reset").read()  # the proxy counts from here
+            CLOCK.reset()
+            op()
+            found[what] = {"rss": CLOCK.rss_rise,
+                           **json.loads(urlopen(f"{proxy}/-/counts").read())}
+    print(json.dumps(found))
 
 
 #: (group, operation) -> [(baseline client, target)]: ours (pfio, or pfio via proxy
@@ -311,65 +425,77 @@ TARGETS = {
     ("dcp t4", "load"): [("s3tc", 1.2), ("local disk", 0.5)],
     ("dcp t1", "save"): [("s3tc", 1.1)],
     ("dcp t4", "save"): [("s3tc", 1.1)],
+    ("dcp async_save t4", "save"): [("s3tc", None)],
     ("single file", "save"): [("s3tc", 1.0), ("boto3", None)],
     ("single file", "load"): [("s3tc", 1.3), ("boto3", None)],
 }
 
 
-def rows_of(found: dict[tuple[str, str, str], list[tuple[float, float]]],
-            server: str) -> list[Row]:
+def rows_of(found: Found, server: str) -> list[Row]:
     rows = []
     for (group, what), baselines in TARGETS.items():
         for baseline, target in baselines:
             # s3tc saves through the proxy: compared with pfio's saves through it
             ours_name = "pfio via proxy" if what == "save" and baseline == "s3tc" else "pfio"
-            ours = [g for g, _ in found[(group, ours_name, what)]]
-            theirs = [g for g, _ in found[(group, baseline, what)]]
+            ours = found[(group, ours_name, what)]
+            theirs = found[(group, baseline, what)]
             rows.append(Row(f"checkpoints ({server})", f"{group} {what} ({ours_name})",
-                            statistics.median(ours), baseline, statistics.median(theirs),
-                            target, unit="GB/s"))
+                            statistics.median(g for g, _, _ in ours), baseline,
+                            statistics.median(g for g, _, _ in theirs), target, unit="GB/s"))
+            if ours[0][2] is not None:
+                rows.append(Row(f"checkpoints ({server})",
+                                f"{group} time to return ({ours_name})",
+                                statistics.median(r for _, _, r in ours), baseline,
+                                statistics.median(r for _, _, r in theirs), None,
+                                higher_is_better=False, unit="s"))
     return rows
 
 
-def report(found: dict[tuple[str, str, str], list[tuple[float, float]]]) -> None:
-    """Print every client's median GB/s with its spread, and CPU s/GiB."""
-    print("| group | client | op | GB/s median | min-max | CPU s/GiB median |")
-    print("|---|---|---|---:|---:|---:|")
+def report(found: Found, profiled: dict[tuple[str, str, str], dict[str, int]]) -> None:
+    """Print every client's median GB/s with its spread, CPU s/GiB, the time to return of
+    async saves, and the profile (peak RSS rise, requests) of each operation."""
+    print("| group | client | op | GB/s median | min-max | CPU s/GiB median | return s "
+          "(min-max) | extra RSS MiB | requests |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---|")
     for (group, name, what), values in found.items():
-        rates = sorted(g for g, _ in values)
-        cpus = [c for _, c in values]
+        rates = sorted(g for g, _, _ in values)
+        cpus = [c for _, c, _ in values]
+        returns = sorted(r for _, _, r in values if r is not None)
+        back = (f"{statistics.median(returns):.3f} ({returns[0]:.3f}-{returns[-1]:.3f})"
+                if returns else "")
+        seen = profiled.get((group, "pfio" if name == "pfio via proxy" else name, what), {})
+        rss = f"{seen['rss'] / MIB:.0f}" if "rss" in seen else ""
+        requests = ", ".join(f"{n} {m}" for m, n in sorted(seen.items()) if m != "rss")
         print(f"| {group} | {name} | {what} | {statistics.median(rates):.3f} | "
-              f"{rates[0]:.3f}-{rates[-1]:.3f} | {statistics.median(cpus):.2f} |")
+              f"{rates[0]:.3f}-{rates[-1]:.3f} | {statistics.median(cpus):.2f} | {back} | "
+              f"{rss} | {requests} |")
 
 
 def run(quick: bool) -> list[Row]:
     warnings.simplefilter("ignore")
     size = 32 if quick else SIZE_MIB
     rounds = 1 if quick else ROUNDS
-    state = make_state(size)
-    gib = sum(v.numel() * v.element_size() for v in state.values()) / (1 << 30)
-    template = {k: torch.empty_like(v) for k, v in state.items()}
     tmp = tempfile.mkdtemp(prefix="bench-ckpt-")
     try:
         with s3_server("bench-ckpt") as (server, bucket, settings), \
                 ETagProxy(settings["S3_ENDPOINT"]) as proxy:
-            endpoint = settings["S3_ENDPOINT"]
-            groups = {
-                "dcp t1": dcp_clients(state, template, bucket, endpoint, proxy.endpoint,
-                                      tmp, 1),
-                "dcp t4": dcp_clients(state, template, bucket, endpoint, proxy.endpoint,
-                                      tmp, 4),
-                "single file": single_file_clients(state, bucket, endpoint, proxy.endpoint,
-                                                   tmp),
-            }
-            print(f"state: {gib * 1024:.0f} MiB in {len(state)} tensors; {rounds} rounds on "
-                  f"{server}; {os.cpu_count()} CPUs (shared)", flush=True)
+            groups, gib = all_clients(size, bucket, settings["S3_ENDPOINT"], proxy.endpoint,
+                                      tmp)
+            print(f"state: {gib * 1024:.0f} MiB; {rounds} rounds on {server}; "
+                  f"{os.cpu_count()} CPUs (shared)", flush=True)
+            began = time.perf_counter()
             found = measure(groups, rounds, gib)
-            report(found)
+            print(f"measured in {time.perf_counter() - began:.0f} s", file=sys.stderr,
+                  flush=True)
+            profiled = {} if quick else profile(size, bucket, proxy, tmp, groups)
+            report(found, profiled)
             return rows_of(found, server)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    main(run)
+    if sys.argv[1:2] == ["--profile"]:
+        _profile_main(*sys.argv[2:])
+    else:
+        main(run)

@@ -83,6 +83,7 @@ class PositionalReader:
         self.file = f
         self._own_read_at = getattr(f, "read_at", None)
         self._own_read_tail = getattr(f, "read_tail", None)
+        self._own_readinto_at = getattr(f, "readinto_at", None)
         self._fd = _plain_fd(f)
         self._lock = threading.Lock()
 
@@ -95,6 +96,18 @@ class PositionalReader:
         with self._lock:
             self.file.seek(offset)
             return self.file.read(size)
+
+    def readinto_at(self, offset: int, buffer: memoryview) -> int:
+        """The bytes at ``offset`` into ``buffer`` (a writable byte view; as many as it
+        holds, fewer at the end of the file): straight into it where ``f`` has
+        ``readinto_at`` (pfio's S3 reader) or is a plain local file. Returns their count."""
+        if self._own_readinto_at is not None:
+            return int(self._own_readinto_at(offset, buffer))
+        if self._fd is not None:
+            return _preadinto(self._fd, buffer, offset)
+        data = self.read_at(offset, len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
 
     def read_tail(self, size: int) -> tuple[int, bytes]:
         """The last ``size`` bytes of the file (all of it when it is shorter), and the
@@ -144,6 +157,17 @@ class PositionalFile(SeekableReader):
         data = self.read(len(memoryview(buffer)))
         memoryview(buffer).cast("B")[:len(data)] = data
         return len(data)
+
+
+def _preadinto(fd: int, buffer: memoryview, offset: int) -> int:
+    """``os.preadv`` into ``buffer`` until it is full or the file ends; the bytes read."""
+    done = 0
+    while done < len(buffer):
+        got = os.preadv(fd, [buffer[done:]], offset + done)
+        if got == 0:
+            break
+        done += got
+    return done
 
 
 def _plain_fd(f: Any) -> int | None:

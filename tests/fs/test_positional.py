@@ -38,6 +38,18 @@ def test_read_at_the_end_is_short(opened):
     assert PositionalReader(opened).read_at(len(DATA) - 3, 10) == DATA[-3:]
 
 
+def test_readinto_at_fills_the_buffer(opened):
+    target = bytearray(16)
+    assert PositionalReader(opened).readinto_at(1000, memoryview(target)) == 16
+    assert bytes(target) == DATA[1000:1016]
+
+
+def test_readinto_at_the_end_is_short(opened):
+    target = bytearray(10)
+    assert PositionalReader(opened).readinto_at(len(DATA) - 3, memoryview(target)) == 3
+    assert bytes(target[:3]) == DATA[-3:]
+
+
 def test_read_tail_gives_the_offset(opened):
     assert PositionalReader(opened).read_tail(100) == (len(DATA) - 100, DATA[-100:])
 

@@ -112,3 +112,44 @@ def test_a_truncated_data_file_raises(tmp_path):
 def test_bad_options_raise():
     with pytest.raises(ValueError, match="read_size"):
         PfioReader("mem://x/y", read_size=0)
+
+
+def test_places_in_the_ring_never_overlap_live_ones():
+    from pfio.integrations.dcp.reader import _Ring
+
+    ring = _Ring(100)
+    a, b = ring.take(40), ring.take(40)
+    assert ring.take(30) is None  # 20 free at the end, none before the oldest
+    a[:] = b"a" * 40
+    ring.give_back()  # a's place is free: the next wraps to the start
+    c = ring.take(30)
+    c[:] = b"c" * 30
+    assert bytes(b) == bytes(40) and ring.take(11) is None and ring.take(10) is not None
+    ring.give_back()
+    ring.give_back()
+    ring.give_back()
+    assert len(ring.take(100)) == 100
+
+
+def _mixed_state():
+    return {"w": torch.randn(64, 32), "wt": torch.randn(32, 64).t(),
+            "half": torch.randn(5000).to(torch.bfloat16),
+            "steps": torch.arange(100, dtype=torch.int64), "empty": torch.zeros(0),
+            "extra": {"epoch": 3, "name": "run"}}
+
+
+def test_a_load_through_a_small_ring_is_exact(tmp_path):
+    url = str(tmp_path / "ckpt")
+    state = {**_state(), **_mixed_state()}
+    dcp.save(state, storage_writer=PfioWriter(url, thread_count=3), no_dist=True)
+    loaded = {k: torch.zeros_like(v) for k, v in state.items() if isinstance(v, torch.Tensor)}
+    loaded["wt"] = torch.zeros(64, 32)
+    loaded["extra"] = {"epoch": 0, "name": ""}
+    # reads of ~24 KiB in a ring of 64 KiB: places wrap around many times
+    dcp.load(loaded, storage_reader=PfioReader(url, read_size=24 << 10, max_gap=0,
+                                               max_inflight=64 << 10, max_workers=3),
+             no_dist=True)
+    for key, value in state.items():
+        if isinstance(value, torch.Tensor):
+            assert loaded[key].dtype == value.dtype and torch.equal(loaded[key], value), key
+    assert loaded["extra"] == {"epoch": 3, "name": "run"}

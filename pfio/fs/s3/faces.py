@@ -13,8 +13,8 @@ pfio keeps those classes without a second reader and without a second buffer:
   reads on after ``fork`` even while a parent's thread was reading) and its speed. The
   file and its ``raw`` share one position.
 
-Both offer the reader's positional reads (``read_at``, ``read_tail``) and ``size``, and pickle
-as the reader does (reopened at their position).
+Both offer the reader's positional reads (``read_at``, ``readinto_at``, ``read_tail``) and
+``size``, and pickle as the reader does (reopened at their position).
 """
 
 from __future__ import annotations
@@ -79,6 +79,10 @@ class _ReaderFace:
     def read_at(self, offset: int, size: int) -> bytes:
         """See :meth:`S3Reader.read_at` (the position is left alone)."""
         return self._reader.read_at(offset, size)
+
+    def readinto_at(self, offset: int, buffer: Any) -> int:
+        """See :meth:`S3Reader.readinto_at` (the position is left alone)."""
+        return self._reader.readinto_at(offset, buffer)
 
     def read_tail(self, size: int) -> tuple[int, bytes]:
         """See :meth:`S3Reader.read_tail` (the position is left alone)."""

@@ -22,8 +22,9 @@
   a seek inside the buffer keeps the buffer. A read of two blocks or more that is not served
   by the read-ahead fetches its blocks concurrently straight into the caller's buffer (for
   ``readinto``) or the result. ``read(0)`` sends nothing.
-* :meth:`S3Reader.read_at` and :meth:`S3Reader.read_tail` are single requests that leave
-  the file position and the read-ahead alone; zip and tar archives on S3 use them.
+* :meth:`S3Reader.read_at`, :meth:`S3Reader.readinto_at` (received straight into the
+  caller's buffer) and :meth:`S3Reader.read_tail` are single requests that leave the file
+  position and the read-ahead alone; zip and tar archives and DCP loads on S3 use them.
 * The first response's ETag pins the object: every later GET sends ``If-Match``, and an
   object replaced while the file is open raises ``OSError`` (see :mod:`pfio.fs.s3.get`);
   so does an answer that tells another size.
@@ -261,6 +262,27 @@ class S3Reader(io.BufferedIOBase):
             data = bytes(self._get(offset, offset + size).data)
         return data
 
+    def readinto_at(self, offset: int, buffer: Any) -> int:
+        """The bytes at ``offset`` into ``buffer`` (as many as it holds, fewer only past the
+        end), received straight into it by one ranged GET (none when the reader's buffer
+        holds them); the position and the read-ahead are left alone. Returns their count.
+
+        Raises:
+            ValueError: a negative ``offset``.
+        """
+        self._check_open()
+        offset = operator.index(offset)
+        if offset < 0:
+            raise ValueError(f"readinto_at offset {offset} of {self.name}: it may not be "
+                             "negative")
+        with memoryview(buffer) as view, view.cast("B") as target:
+            size = min(len(target), self._size - offset)
+            if size <= 0:
+                return 0
+            if not self._buffered_into(offset, target[:size]):
+                self._get(offset, offset + size, into=target[:size])
+            return size
+
     def read_tail(self, size: int) -> tuple[int, bytes]:
         """The last ``size`` bytes (all of them, in an object of fewer) and their offset:
         one suffix-range GET (``bytes=-size``), none when the buffer holds them.
@@ -352,6 +374,16 @@ class S3Reader(io.BufferedIOBase):
             if start < 0 or start + size > len(self._buf):
                 return None
             return bytes(self._buf[start:start + size])
+
+    def _buffered_into(self, offset: int, target: memoryview) -> bool:
+        """Copy the bytes at ``offset`` into ``target`` when the buffer holds all of them
+        (without waiting for another thread's requests); whether it did."""
+        with self._state:
+            start = offset - self._buf_start
+            if start < 0 or start + len(target) > len(self._buf):
+                return False
+            target[:] = self._buf[start:start + len(target)]
+            return True
 
     def _peek_view(self) -> memoryview:
         """The buffered bytes at the position, fetched when there are none."""

@@ -9,9 +9,13 @@ read-ahead at every item. ``PfioReader`` plans instead:
   one read of its own, fetched in ``read_size`` pieces in parallel);
 * each read is one positional read (one ranged GET on S3; when a file is one read from
   byte 0, the GET that opens it is that read), and ``max_workers`` threads fetch them in
-  (file, offset) order, with at most ``max_inflight`` bytes fetched and not yet decoded;
+  (file, offset) order, each received straight into its place in one buffer of
+  ``max_inflight`` bytes (or the largest read) used as a ring: reads are decoded in the
+  order they were planned, so each frees its place for the next (the buffer's pages are
+  touched once per load, not once per read);
 * the items are decoded and handed to the planner in the calling thread, as their reads
-  arrive.
+  arrive; a tensor is copied once, from that buffer into the state dict's tensor (see
+  :mod:`pfio.integrations.dcp.items`).
 
 A partial load (a state dict with some of the checkpoint's keys) plans only the items it
 asks for, so it reads only their byte ranges (and gaps up to ``max_gap`` between them).
@@ -20,14 +24,15 @@ asks for, so it reads only their byte ranges (and gaps up to ``max_gap`` between
 from __future__ import annotations
 
 import io
+import mmap
 import os
 import threading
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import torch
 from torch.distributed._shard._utils import narrow_tensor_by_index
@@ -35,6 +40,7 @@ from torch.distributed.checkpoint.filesystem import FileSystemReader, _StorageIn
 from torch.distributed.checkpoint.planner import LoadItemType, LoadPlan, LoadPlanner, ReadItem
 
 from ...fs.positional import PositionalReader
+from .items import Items, copy_into
 from .storage import PfioFileSystem
 
 
@@ -71,16 +77,17 @@ class PfioReader(FileSystemReader):
 
     Args:
         path: the checkpoint's URL.
-        read_size: the largest read (bytes; 16 MiB).
+        read_size: the largest read (bytes; 8 MiB).
         max_gap: bytes between two items still read through rather than skipped (8 KiB).
         max_workers: reads in flight at once (8).
-        max_inflight: bytes fetched and not yet decoded, at most (the larger of this, 256
-            MiB, and one read).
+        max_inflight: bytes fetched and not yet decoded, at most: the size of the load's
+            buffer (the larger of this, 64 MiB, and the largest read; no more than the
+            load reads).
         storage_options: options of the file system (``from_url(path, **options)``).
     """
 
-    def __init__(self, path: str, *, read_size: int = 16 << 20, max_gap: int = 8 << 10,
-                 max_workers: int = 8, max_inflight: int = 256 << 20,
+    def __init__(self, path: str, *, read_size: int = 8 << 20, max_gap: int = 8 << 10,
+                 max_workers: int = 8, max_inflight: int = 64 << 20,
                  storage_options: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(path, **kwargs)
         if read_size < 1 or max_gap < 0 or max_workers < 1 or max_inflight < 1:
@@ -106,31 +113,33 @@ class PfioReader(FileSystemReader):
         with ExitStack() as stack, ThreadPoolExecutor(self.max_workers,
                                                       "pfio-dcp-read") as pool:
             files = _Files(self, reads, stack)
+            decoder = Items()
             for read, data in _fetch(reads, files, pool, self.read_size, self.max_inflight):
                 for item, info in read.items:
                     at = info.offset - read.start
-                    self._load_item(planner, item, info, data[at:at + info.length])
+                    self._load_item(planner, decoder, item, info,
+                                    data[at:at + info.length])
         done: torch.futures.Future = torch.futures.Future()
         done.set_result(None)
         return done
 
-    def _load_item(self, planner: LoadPlanner, item: ReadItem, info: _StorageInfo,
-                   data: memoryview) -> None:
-        stream = self.transforms.transform_load_stream(
-            item, info.transform_descriptors or (), io.BytesIO(data))
+    def _load_item(self, planner: LoadPlanner, decoder: Items, item: ReadItem,
+                   info: _StorageInfo, data: memoryview) -> None:
+        if info.transform_descriptors:
+            stream = self.transforms.transform_load_stream(
+                item, info.transform_descriptors, io.BytesIO(data))
+            data = memoryview(stream.read(-1))
         if item.type == LoadItemType.BYTE_IO:
-            planner.load_bytes(item, io.BytesIO(stream.read(-1)))
+            planner.load_bytes(item, io.BytesIO(data))
             return
-        if not stream.seekable():
-            stream = io.BytesIO(stream.read(-1))
-        tensor = cast(torch.Tensor, torch.load(stream, map_location="cpu", weights_only=True))
-        tensor = narrow_tensor_by_index(tensor, item.storage_offsets, item.lengths)
+        tensor = narrow_tensor_by_index(decoder.tensor(data), item.storage_offsets,
+                                        item.lengths)
         target = planner.resolve_tensor(item).detach()
         if target.size() != tensor.size():
             raise ValueError(f"{item.storage_index} in {self.path}: the checkpoint holds "
                              f"size {tuple(tensor.size())}, the state dict wants "
                              f"{tuple(target.size())}")
-        target.copy_(tensor)
+        copy_into(target, tensor)
         planner.commit_tensor(item, target)
 
 
@@ -172,36 +181,73 @@ class _Files:
         return found
 
 
+class _Ring:
+    """Places for reads in one buffer of ``size`` bytes, taken and given back in the same
+    order (anonymous memory, whose pages are touched when first written, and freed when
+    the last view of it goes)."""
+
+    def __init__(self, size: int) -> None:
+        self._view = memoryview(mmap.mmap(-1, max(1, size)))
+        self._live: deque[int] = deque()  # the places' starts, oldest first
+        self._head = 0  # where the newest place ends
+
+    def take(self, size: int) -> memoryview | None:
+        """A place of ``size`` bytes after the live ones, or None when there is no room."""
+        capacity = len(self._view)
+        if not self._live:
+            start = 0
+        elif self._head > self._live[0]:  # live: [oldest, head); free: after it, before it
+            start = self._head if capacity - self._head >= size else \
+                0 if self._live[0] >= size else -1
+        else:  # live: [oldest, end) and [0, head); free: [head, oldest)
+            start = self._head if self._live[0] - self._head >= size else -1
+        if start < 0 or start + size > capacity:
+            return None
+        self._live.append(start)
+        self._head = start + size
+        return self._view[start:start + size]
+
+    def give_back(self) -> None:
+        """Free the oldest place."""
+        self._live.popleft()
+
+
 def _fetch(reads: list[Read], files: _Files, pool: ThreadPoolExecutor, piece: int,
            budget: int) -> Iterator[tuple[Read, memoryview]]:
-    """``(read, its bytes)`` for each of ``reads`` in order, fetched ahead on ``pool``
-    (at most ``budget`` bytes fetched and not yet yielded, or one read)."""
-    pending: deque[tuple[Read, list[Future]]] = deque()
-    inflight = 0
+    """``(read, its bytes)`` for each of ``reads`` in order, fetched ahead on ``pool`` into
+    a :class:`_Ring` of ``budget`` bytes (or the largest read, if more; no more than all
+    the reads); each read's bytes are valid until the next one is asked for."""
+    largest = max((r.end - r.start for r in reads), default=0)
+    ring = _Ring(min(max(budget, largest), sum(r.end - r.start for r in reads)))
+    pending: deque[tuple[Read, memoryview, list[Future[None]]]] = deque()
     queue = deque(reads)
     try:
         while queue or pending:
-            while queue and (not pending or inflight + queue[0].end - queue[0].start
-                             <= budget):
-                read = queue.popleft()
+            while queue:
+                read = queue[0]
+                place = ring.take(read.end - read.start)
+                if place is None:
+                    break
+                queue.popleft()
                 pieces = [pool.submit(_read_exactly, files, read.path, at,
-                                      min(read.end, at + piece) - at)
+                                      place[at - read.start:min(read.end, at + piece)
+                                            - read.start])
                           for at in range(read.start, read.end, piece)]
-                pending.append((read, pieces))
-                inflight += read.end - read.start
-            read, pieces = pending.popleft()
-            parts = [p.result() for p in pieces]
-            inflight -= read.end - read.start
-            yield read, memoryview(parts[0] if len(parts) == 1 else b"".join(parts))
+                pending.append((read, place, pieces))
+            read, place, pieces = pending.popleft()
+            for p in pieces:
+                p.result()
+            yield read, place
+            ring.give_back()
     finally:
-        for _, pieces in pending:
+        for _, _, pieces in pending:  # (their places are not reused: wait for them anyway)
             for p in pieces:
                 p.cancel()
+            wait(pieces)
 
 
-def _read_exactly(files: _Files, path: str, offset: int, size: int) -> bytes:
-    data = files.get(path).read_at(offset, size)
-    if len(data) != size:
-        raise OSError(f"{path}: {size} bytes wanted at offset {offset}, the file has "
-                      f"{len(data)} there (truncated data file?)")
-    return data
+def _read_exactly(files: _Files, path: str, offset: int, into: memoryview) -> None:
+    got = files.get(path).readinto_at(offset, into)
+    if got != len(into):
+        raise OSError(f"{path}: {len(into)} bytes wanted at offset {offset}, the file has "
+                      f"{got} there (truncated data file?)")

@@ -180,6 +180,37 @@ def test_read_at_is_one_request_and_keeps_position(fs: S3, blob: bytes, s3_reque
     assert log == [("GET", log[0][1], "bytes=1200000-1204999")]
 
 
+def test_readinto_at_receives_into_the_buffer_with_one_request(fs: S3, blob: bytes,
+                                                              s3_requests) -> None:
+    with fs.open("blob", "rb") as f:
+        f.seek(7)
+        log = s3_requests(fs)
+        target = bytearray(5000)
+        assert f.readinto_at(1_200_000, memoryview(target)[:4000]) == 4000
+        assert bytes(target[:4000]) == blob[1_200_000:1_204_000] and \
+            target[4000:] == bytes(1000)
+        assert f.tell() == 7 and f.read(3) == blob[7:10]
+    assert log == [("GET", log[0][1], "bytes=1200000-1203999")]
+
+
+def test_readinto_at_from_the_buffer_sends_nothing(fs: S3, blob: bytes, s3_requests) -> None:
+    with fs.open("blob", "rb") as f:  # (the opening GET fetched the first bytes)
+        log = s3_requests(fs)
+        target = bytearray(100)
+        assert f.readinto_at(10, target) == 100 and bytes(target) == blob[10:110]
+    assert log == []
+
+
+def test_readinto_at_the_end_is_short_and_refuses_a_negative_offset(fs: S3,
+                                                                    blob: bytes) -> None:
+    with fs.open("blob", "rb") as f:
+        target = bytearray(10)
+        assert f.readinto_at(len(blob) - 4, target) == 4 and target[:4] == blob[-4:]
+        assert f.readinto_at(len(blob) + 5, target) == 0
+        with pytest.raises(ValueError, match="negative"):
+            f.readinto_at(-1, target)
+
+
 def test_read_tail_is_one_suffix_request(fs: S3, blob: bytes, s3_requests) -> None:
     with fs.open("blob", "rb") as f:
         log = s3_requests(fs)
