@@ -83,9 +83,3 @@ def test_positional_file_refuses_a_negative_seek(opened):
     with pytest.raises(ValueError):
         PositionalFile(PositionalReader(opened)).seek(-1)
 
-
-def test_the_seeking_helpers_keep_their_former_module_path():
-    from pfio.fs import positional, positions
-
-    assert (positions.seek_position, positions.SeekableReader, positions.NegativeSeekError) \
-        == (positional.seek_position, positional.SeekableReader, positional.NegativeSeekError)

@@ -27,7 +27,7 @@ from typing import IO, cast
 
 import torch
 
-from ...fs.positions import SeekableReader
+from ...fs.positional import SeekableReader
 
 
 class ViewFile(SeekableReader):
