@@ -30,6 +30,7 @@ from typing import IO, Any
 
 from ..errors import ArchiveError
 from ..fs.base import FS, warn_unknown_options
+from ..fs.file_types import as_binary_io
 from ..fs.modes import Mode
 from ..fs.writers import MemoryReader
 from .base import ArchiveFS
@@ -151,7 +152,7 @@ class Tar(ArchiveFS):
                           min_chunk=64 << 10, max_chunk=self.stream_chunk_size,
                           on_close=closed)
         if buffering == 0:
-            return raw
+            return as_binary_io(raw)
         return io.BufferedReader(raw, buffering if buffering > 1 else io.DEFAULT_BUFFER_SIZE)
 
     def _open_compressed(self, name: str, offset: int, size: int, buffering: int
@@ -183,9 +184,11 @@ class Tar(ArchiveFS):
 
     def _open_writer(self, key: str, mode: Mode, buffering: int, encoding: str | None,
                      errors: str | None, newline: str | None, **kwargs: Any) -> IO[Any]:
-        if key in self._writer.pending:
+        writer = self._writer
+        assert writer is not None  # members are written only to an archive opened to write
+        if key in writer.pending:
             raise FileExistsError(f"{self._label}: member {key!r} is being written already")
-        return self._writer.open_member(key, mode, buffering, encoding, errors, newline)
+        return writer.open_member(key, mode, buffering, encoding, errors, newline)
 
     def __del__(self) -> None:
         writer = self.__dict__.get("_writer")

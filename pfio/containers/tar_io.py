@@ -96,7 +96,7 @@ class RangeReader(SeekableReader):
 
     def readall(self) -> bytes:
         """The rest of the range, read in chunks of at most ``max_chunk`` bytes."""
-        parts = []
+        parts: list[bytes] = []
         while True:
             left = self._max_chunk if self._size is None else self._size - self._pos
             part = self.read(min(left, self._max_chunk))

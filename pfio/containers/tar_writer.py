@@ -161,7 +161,7 @@ class _MemberSink(AtomicSink):
     def _commit(self) -> None:
         size = self._spool.tell()
         self._spool.seek(0)
-        self._writer.add_member(self.name, self._spool, size)  # type: ignore[arg-type]
+        self._writer.add_member(self.name, self._spool, size)
         self._release()
 
     def _discard(self) -> None:

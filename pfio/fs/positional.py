@@ -90,7 +90,7 @@ class PositionalReader:
     def read_at(self, offset: int, size: int) -> bytes:
         """Up to ``size`` bytes at ``offset`` (fewer at the end of the file)."""
         if self._own_read_at is not None:
-            return self._own_read_at(offset, size)
+            return bytes(self._own_read_at(offset, size))
         if self._fd is not None:
             return os.pread(self._fd, size, offset)
         with self._lock:
@@ -113,7 +113,8 @@ class PositionalReader:
         """The last ``size`` bytes of the file (all of it when it is shorter), and the
         offset they start at."""
         if self._own_read_tail is not None:
-            return self._own_read_tail(size)
+            tail: tuple[int, bytes] = self._own_read_tail(size)
+            return tail
         end = self.size()
         start = max(0, end - size)
         return start, self.read_at(start, end - start)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from ...api import from_url, open_url
+from ...containers.tar_sources import GZIP_MAGIC
 from ...fs.file_types import as_binary_io
 from ...fs.positional import PositionalReader
 from .braces import expand_urls
@@ -21,7 +22,7 @@ from .index import (
     relative_name,
     write_index,
 )
-from .reader import GZIP_MAGIC, ZIP_SUFFIXES, Prefixed, group_members, stream_members
+from .reader import ZIP_SUFFIXES, Prefixed, group_members, stream_members
 
 logger = logging.getLogger(__name__)
 
