@@ -456,12 +456,14 @@ def test_a_read_that_succeeds_after_a_retry_gives_its_tokens_back(
         f.write(b"hello")
     fs._retry.sleep = lambda seconds: None
     quota = quota_for(fs._retry)
-    full = quota.level
+    # the quota is the process's: earlier tests may have left it below its capacity, and
+    # successes then refill it; the test starts full to see only this read's tokens
+    quota.level = quota.capacity
     fault_proxy.fail_next(1)
     with fs.open("k", "rb") as f:
         assert f.read() == b"hello"
     assert fault_proxy.failed == 1
-    assert quota.level == full
+    assert quota.level == quota.capacity
 
 
 # -- endpoint pauses -------------------------------------------------------------------------
