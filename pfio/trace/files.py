@@ -88,7 +88,8 @@ class _Counting:
         return n
 
 
-class CountedReader(_Counting, io.BufferedReader):
+# (typeshed's buffered classes inherit __enter__s that disagree: IOBase's and BinaryIO's)
+class CountedReader(_Counting, io.BufferedReader):  # type: ignore[misc]
     """A local file opened ``"rb"`` while tracing: an ``io.BufferedReader`` whose reads count
     as operation ``read`` of its scheme. Iterating calls ``readline``, which counts."""
 
@@ -196,7 +197,8 @@ class TracedFile(_Counting):
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # isinstance() sees the file's class, as without tracing
-        return self._f.__class__
+        cls: type = self._f.__class__
+        return cls
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._f, name)

@@ -63,7 +63,7 @@ def uninstall() -> None:
 def _resolve(cls: type, name: str) -> Callable[..., Any] | None:
     for klass in cls.__mro__:
         if (klass, name) in _installed:
-            before = _installed[(klass, name)]
+            before: Callable[..., Any] | None = _installed[(klass, name)]
             if before is not _MISSING:
                 return before
             continue
@@ -124,7 +124,8 @@ def _local_reader(cls: type, fn: Callable[..., Any]) -> tuple[Any, Any] | None:
     local = getattr(fn, "local_reader", None)
     if local is None or getattr(cls, local[0].__name__, None) is not local[0]:
         return None  # (a subclass mapping paths its own way)
-    return local
+    found: tuple[Any, Any] = local
+    return found
 
 
 def _open(cls: type, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -133,7 +134,7 @@ def _open(cls: type, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     if local is None:
         return any_open
     os_path, build = local
-    scheme = cls.scheme or cls.__name__.lower()  # as _scheme() names the class's instances
+    scheme = cls.scheme or cls.__name__.lower()  # type: ignore[attr-defined]  # an FS class  # as _scheme() names the class's instances
     default_mode = inspect.signature(fn).parameters["mode"].default  # "r", as fn's own
 
     @functools.wraps(fn)

@@ -47,8 +47,9 @@ def _profiler() -> Any:
             from pytorch_pfn_extras import profiler
         except ImportError:
             logger.debug("pytorch-pfn-extras is not installed: trace=True records nothing")
-            profiler = False
-        _ppe = profiler
+            _ppe = False
+        else:
+            _ppe = profiler
     return _ppe or None
 
 
@@ -58,7 +59,8 @@ def record(tag: str) -> contextlib.AbstractContextManager[Any]:
     profiler = _profiler()
     if profiler is None:
         return contextlib.nullcontext()
-    return profiler.record(tag, trace=True)
+    recorded: contextlib.AbstractContextManager[Any] = profiler.record(tag, trace=True)
+    return recorded
 
 
 def record_iterable(tag: str, items: Iterable[Any]) -> Iterator[Any]:
@@ -174,7 +176,8 @@ def profiled_class(cls: type[Profilable]) -> type:
             for name, tag in cls._ppe_operations.items():
                 if hasattr(cls, name):
                     namespace[name] = _recorded(cls, name, prefix, tag)
-            sub = _classes[cls] = type(cls)(cls.__name__, (cls,), namespace)
+            metaclass: Any = type(cls)
+            sub = _classes[cls] = metaclass(cls.__name__, (cls,), namespace)
     return sub
 
 
@@ -205,7 +208,7 @@ def _reduce_ex(self: Any, protocol: Any) -> tuple[Any, ...]:
 
 
 def _rebuild(base: type[Profilable], state: Any) -> Any:
-    obj = object.__new__(profiled_class(base))
+    obj: Any = object.__new__(profiled_class(base))
     if state is not None:
         setstate = getattr(obj, "__setstate__", None)
         if setstate is not None:

@@ -117,7 +117,8 @@ class Recorder:
     def state(self) -> ThreadState:
         """The calling thread's state."""
         try:
-            return self.tls.state
+            state: ThreadState = self.tls.state
+            return state
         except AttributeError:
             state = self.tls.state = ThreadState()
             with self._lock:
@@ -208,9 +209,11 @@ def describe(fs: Any, path: Any) -> str | None:
     """``fs``'s ``path`` as a URL (``path`` itself without ``fs``). Spans keep this string,
     not the filesystem: a trace must not keep filesystems (and the files of archives) open."""
     if path is None or fs is None:
-        return path
+        named: str | None = path
+        return named
     try:
-        return fs._describe(str(path))
+        described: str | None = fs._describe(str(path))
+        return described
     except Exception:  # noqa: BLE001 - a name for a span is never worth an error
         return str(path)
 

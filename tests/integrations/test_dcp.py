@@ -54,3 +54,12 @@ def test_single_process_save_and_load_on_mem():
 def test_checkpoint_ids_are_validated_as_urls():
     assert PfioFileSystem.validate_checkpoint_id("s3://bucket/ckpt")
     assert not PfioFileSystem.validate_checkpoint_id("")
+
+
+def test_writer_takes_file_system_writer_arguments_by_position(tmp_path):
+    # FileSystemWriter(path, single_file_per_rank, sync_files, thread_count, ...): the same
+    # order works on PfioWriter (a third positional argument used to be refused as a
+    # second value of sync_files)
+    writer = PfioWriter(str(tmp_path), False, True, 2)
+    assert (writer.single_file_per_rank, writer.sync_files, writer.thread_count) \
+        == (False, True, 2)

@@ -86,6 +86,11 @@ class PfioReader(FileSystemReader):
         storage_options: options of the file system (``from_url(path, **options)``).
     """
 
+    #: the checkpoint's file system and its path in it (DCP's base class declares
+    #: a plain ``FileSystemBase`` and a path that may be a ``PathLike``)
+    fs: PfioFileSystem  # type: ignore[assignment]  # DCP uses only FileSystemBase's methods
+    path: str
+
     def __init__(self, path: str, *, read_size: int = 8 << 20, max_gap: int = 8 << 10,
                  max_workers: int = 8, max_inflight: int = 64 << 20,
                  storage_options: dict[str, Any] | None = None, **kwargs: Any) -> None:
@@ -101,10 +106,10 @@ class PfioReader(FileSystemReader):
         self.max_inflight = max_inflight
 
     @classmethod
-    def validate_checkpoint_id(cls, checkpoint_id: str | os.PathLike) -> bool:
+    def validate_checkpoint_id(cls, checkpoint_id: str | os.PathLike[str]) -> bool:
         return PfioFileSystem.validate_checkpoint_id(checkpoint_id)
 
-    def read_data(self, plan: LoadPlan, planner: LoadPlanner) -> torch.futures.Future:
+    def read_data(self, plan: LoadPlan, planner: LoadPlanner) -> torch.futures.Future[None]:
         items = []
         for item in plan.items:
             info: _StorageInfo = self.storage_data[item.storage_index]
@@ -119,7 +124,7 @@ class PfioReader(FileSystemReader):
                     at = info.offset - read.start
                     self._load_item(planner, decoder, item, info,
                                     data[at:at + info.length])
-        done: torch.futures.Future = torch.futures.Future()
+        done: torch.futures.Future[None] = torch.futures.Future()
         done.set_result(None)
         return done
 

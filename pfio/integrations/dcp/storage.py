@@ -50,7 +50,7 @@ class PfioFileSystem(FileSystemBase):
             yield stream
 
     @contextlib.contextmanager
-    def create_stream(self, path: str | os.PathLike, mode: str) -> Generator[Any, None, None]:
+    def create_stream(self, path: str | os.PathLike[str], mode: str) -> Generator[Any, None, None]:
         """``path`` opened in ``mode``; a write's error is raised in place of torch's (see
         :mod:`pfio.integrations.save_stream`)."""
         with self._open(str(path), mode) as f:
@@ -71,41 +71,41 @@ class PfioFileSystem(FileSystemBase):
         with self._open(path, "rb", first_fetch=first_fetch) as stream:
             yield stream
 
-    def concat_path(self, path: str | os.PathLike, suffix: str) -> str:
+    def concat_path(self, path: str | os.PathLike[str], suffix: str) -> str:
         return posixpath.join(str(path), suffix)
 
-    def rename(self, path: str | os.PathLike, new_path: str | os.PathLike) -> None:
+    def rename(self, path: str | os.PathLike[str], new_path: str | os.PathLike[str]) -> None:
         parent, name = posixpath.split(str(path))
         with from_url(parent, **self.options) as fs:
             fs.rename(name, posixpath.relpath(str(new_path), parent))
 
-    def init_path(self, path: str | os.PathLike, **kwargs: Any) -> str:
+    def init_path(self, path: str | os.PathLike[str], **kwargs: Any) -> str:
         return str(path).rstrip("/")
 
-    def mkdir(self, path: str | os.PathLike) -> None:
+    def mkdir(self, path: str | os.PathLike[str]) -> None:
         parent, name = posixpath.split(str(path).rstrip("/"))
         with from_url(parent, **self.options) as fs:
             fs.makedirs(name, exist_ok=True)
 
     @classmethod
-    def validate_checkpoint_id(cls, checkpoint_id: str | os.PathLike) -> bool:
+    def validate_checkpoint_id(cls, checkpoint_id: str | os.PathLike[str]) -> bool:
         try:
             parse_uri(os.fspath(checkpoint_id))
         except (TypeError, ValueError):
             return False
         return True
 
-    def exists(self, path: str | os.PathLike) -> bool:
+    def exists(self, path: str | os.PathLike[str]) -> bool:
         parent, name = posixpath.split(str(path))
         with from_url(parent, **self.options) as fs:
             return fs.exists(name)
 
-    def rm_file(self, path: str | os.PathLike) -> None:
+    def rm_file(self, path: str | os.PathLike[str]) -> None:
         parent, name = posixpath.split(str(path))
         with from_url(parent, **self.options) as fs:
             fs.remove(name)
 
-    def data_files(self, path: str | os.PathLike) -> Iterator[str]:
+    def data_files(self, path: str | os.PathLike[str]) -> Iterator[str]:
         """The data files under the checkpoint ``path``, relative to it (none when it
         does not exist)."""
         try:

@@ -68,11 +68,16 @@ class PfioWriter(FileSystemWriter):
     start no new file after it.
     """
 
-    def __init__(self, path: str, *args: Any, prefix_strategy: PrefixStrategy | str | None
-                 = None, sync_files: bool = False,
+    #: the checkpoint's file system and its path in it (DCP's base class declares
+    #: a plain ``FileSystemBase`` and a path that may be a ``PathLike``)
+    fs: PfioFileSystem  # type: ignore[assignment]  # DCP uses only FileSystemBase's methods
+    path: str
+
+    def __init__(self, path: str, single_file_per_rank: bool = True, sync_files: bool = False,
+                 *args: Any, prefix_strategy: PrefixStrategy | str | None = None,
                  storage_options: dict[str, Any] | None = None,
                  stale_upload_age: float | None = STALE_UPLOAD_AGE, **kwargs: Any) -> None:
-        super().__init__(path, *args, sync_files=sync_files, **kwargs)
+        super().__init__(path, single_file_per_rank, sync_files, *args, **kwargs)
         self.fs = PfioFileSystem(storage_options)
         self.stale_upload_age = stale_upload_age
         self.path = self.fs.init_path(path)
@@ -104,7 +109,7 @@ class PfioWriter(FileSystemWriter):
             groups = _split_by_size_and_type(self.thread_count, plan.items)
         else:
             groups = [[item] for item in plan.items]
-        files: queue.Queue = queue.Queue()
+        files: queue.Queue[tuple[str, str, list[Any]]] = queue.Queue()
         made: set[str] = set()
         for index, items in enumerate(groups):
             name = f"{names.prefix}{index}{DEFAULT_SUFFIX}"
@@ -119,8 +124,9 @@ class PfioWriter(FileSystemWriter):
         return self._write_data(planner, files)
 
     def _write_data(self, planner: SavePlanner,
-                    file_queue: queue.Queue) -> Future[list[WriteResult]]:
-        results: queue.Queue = queue.Queue()
+                    file_queue: queue.Queue[tuple[str, str, list[Any]]]
+                    ) -> Future[list[WriteResult]]:
+        results: queue.Queue[list[WriteResult]] = queue.Queue()
         errors: list[BaseException] = []
 
         def work() -> None:
