@@ -112,10 +112,10 @@ class Tar(ArchiveFS):
             self.compressed = scanner.read(2) == GZIP_MAGIC
             scanner.seek(0)
             if not self.compressed:
-                return scan(scanner, self._label)  # type: ignore[arg-type]
+                return scan(as_binary_io(scanner), self._label)
             with gzip.GzipFile(fileobj=scanner, mode="rb") as stream:
-                index = scan(stream, self._label)  # type: ignore[arg-type]
-                self._data_size = read_to_end(stream, self._label)  # type: ignore[arg-type]
+                index = scan(as_binary_io(stream), self._label)
+                self._data_size = read_to_end(as_binary_io(stream), self._label)
                 return index
 
     def _open_member(self, entry: Entry, buffering: int) -> IO[bytes]:
@@ -171,7 +171,7 @@ class Tar(ArchiveFS):
             except DECODE_ERRORS as exc:
                 raise decode_error(self._label, exc) from exc
             if verify and at + len(data) == end:
-                read_to_end(stream, self._label)  # type: ignore[arg-type]
+                read_to_end(as_binary_io(stream), self._label)
             return data
 
         def close() -> None:

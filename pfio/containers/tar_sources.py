@@ -16,6 +16,7 @@ import zlib
 from typing import IO, Protocol
 
 from ..errors import ArchiveError
+from ..fs.file_types import read_into
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +106,7 @@ class Chunks:
         view = memoryview(out)
         got = 0
         while got < n:
-            k = self._f.readinto(view[got:])  # type: ignore[attr-defined]
+            k = read_into(self._f, view[got:])
             if not k:
                 break
             got += k

@@ -39,6 +39,8 @@ class TarWriter:
         self._stream = stream
         self._archive = archive
         self._output = _Output(stream)
+        # typeshed's overloads of tarfile.open want a file typeshed knows; _Output has every
+        # method a stream mode calls (write, close)
         self._tar = tarfile.open(fileobj=self._output,  # type: ignore[call-overload]
                                  mode="w|gz" if compress else "w|",
                                  format=tarfile.PAX_FORMAT, bufsize=1 << 20)

@@ -195,6 +195,7 @@ class TracedFile(_Counting):
         self._st.stats((self._scheme, "close")).add(perf_counter_ns() - start)
         return result
 
+    # (a property over __class__: mypy refuses redefining it, Python allows it)
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # isinstance() sees the file's class, as without tracing
         cls: type = self._f.__class__

@@ -46,6 +46,7 @@ def instrument(cls: type) -> None:
             continue
         _installed[(cls, name)] = cls.__dict__.get(name, _MISSING)
         wrapper = _WRAPPERS.get(name, _plain)(cls, name, original)
+        # a mark on the function object (how a method traced already is recognised)
         wrapper.__pfio_traced__ = True  # type: ignore[attr-defined]
         setattr(cls, name, wrapper)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -190,7 +190,7 @@ class Shards(Reader):
         self.decoder = make_decoder(decode)
         self.signature = signature if signature is not None else self._infer(files)
 
-    def _decoded(self, url: str) -> Iterator[dict[str, Any]]:
+    def _decoded(self, url: str) -> Generator[dict[str, Any], None, None]:
         for _, sample in iter_samples(url):
             yield self.decoder(sample) if self.decoder is not None else sample
 
@@ -200,7 +200,7 @@ class Shards(Reader):
             try:
                 first = next(samples, None)
             finally:
-                samples.close()  # type: ignore[attr-defined]
+                samples.close()
             if first is not None:
                 return infer_spec(first, f"{url}: sample {first['__key__']!r}")
         raise ValueError(f"no samples in any of the {len(files)} shards ({files[0]}, ...) to "
@@ -247,6 +247,7 @@ class Parquet(Reader):
             try:
                 batch = next(batches, None)
             finally:
+                # BatchReader.__iter__ is a generator: close() ends it (and its file)
                 batches.close()  # type: ignore[attr-defined]
             if batch is not None:
                 return infer_batch_spec(batch, url)
