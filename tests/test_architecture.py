@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pfio"
 #: bottom to top; a module may import its own layer and the layers below it
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("pfio._uri", "pfio.errors", "pfio.registry", "pfio.config", "pfio.trace",
-              "pfio.version", "pfio.checksums")),
+              "pfio.version", "pfio.checksums", "pfio.digests")),
     # the file objects' parts that codecs wrap: modes, atomic sinks, text readers
     ("files", ("pfio.fs.modes", "pfio.fs.writers")),
     ("codecs", ("pfio.compression",)),  # FS.open(compression=) calls them

@@ -3,8 +3,7 @@ readers and archives, so that two sources never share a cache entry."""
 
 from __future__ import annotations
 
-import hashlib
-
+from ..digests import sha256_hex
 from ..fs.base import FS
 
 
@@ -16,4 +15,4 @@ def source_identity(fs: FS, path: str) -> str:
 
 def cache_key(identity: str) -> str:
     """The file-name-safe key of an identity (a SHA-256 hex digest)."""
-    return hashlib.sha256(identity.encode("utf-8", "surrogatepass")).hexdigest()
+    return sha256_hex(identity.encode("utf-8", "surrogatepass"))

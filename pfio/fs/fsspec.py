@@ -8,7 +8,6 @@ and error classes; pfio uses it for schemes it has no backend of its own for (se
 from __future__ import annotations
 
 import errno
-import hashlib
 import io
 import os
 import posixpath
@@ -20,6 +19,7 @@ import fsspec
 from fsspec.spec import AbstractFileSystem
 
 from .._uri import URI, join_confined, netloc_user
+from ..digests import sha256_hex
 from ..trace.redact import redact
 from .base import FS
 from .modes import Mode
@@ -72,7 +72,7 @@ class FsspecFS(FS):
         user = netloc_user(self.root.partition("/")[0])
         if user is None:
             return super().identity(path)
-        reader = hashlib.sha256(user.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        reader = sha256_hex(user.encode("utf-8", "surrogatepass"))[:32]
         return f"{super().identity(path)}|reader={reader}"
 
     def _where(self, path: str) -> str:

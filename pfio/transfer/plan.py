@@ -9,13 +9,13 @@ a transfer whose listings hold one is refused before anything is written
 
 from __future__ import annotations
 
-import hashlib
 import math
 import posixpath
 import re
 from dataclasses import dataclass, field
 
 from .._uri import URI, is_relative_name
+from ..digests import md5_hasher
 from ..fs.base import COPY_CHUNK, FS
 from ..fs.stat import FileStat, with_implied_directories
 
@@ -162,8 +162,8 @@ def digest(fs: FS, name: str, st: FileStat, compare: str) -> str:
     etag = str(getattr(st, "etag", "") or "").strip('"').lower()
     if etag and (compare == "etag" or _MD5.fullmatch(etag)):
         return etag
-    md5 = hashlib.md5(usedforsecurity=False)
+    md5 = md5_hasher()
     with fs.open(name, "rb") as f:
         while chunk := f.read(COPY_CHUNK):
             md5.update(chunk)
-    return md5.hexdigest()
+    return md5.digest().hex()

@@ -22,7 +22,6 @@ and a password in a URL would travel into every log line and error that names th
 from __future__ import annotations
 
 import errno
-import hashlib
 import io
 import os
 import posixpath
@@ -32,6 +31,7 @@ from typing import IO, Any, TypeVar
 from urllib.parse import urlsplit
 
 from ..._uri import URI, join_confined
+from ...digests import sha256_hex
 from ...trace.ppe import is_profiled
 from ...trace.redact import redact
 from ..base import FS, warn_unknown_options
@@ -283,7 +283,7 @@ class S3(S3Operations, FS):
             os.environ.get("AWS_DEFAULT_PROFILE")
         region = self.region or os.environ.get("AWS_REGION") or \
             os.environ.get("AWS_DEFAULT_REGION")
-        reader = hashlib.sha256(repr((key_id, profile, region)).encode()).hexdigest()[:32]
+        reader = sha256_hex(repr((key_id, profile, region)).encode())[:32]
         return f"{self._describe(path)}|endpoint={self.endpoint or ''}|reader={reader}"
 
     def _key(self, path: str) -> str:

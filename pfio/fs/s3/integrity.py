@@ -34,13 +34,13 @@ again), then an ``OSError``.
 from __future__ import annotations
 
 import base64
-import hashlib
 import logging
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...checksums import crc32
+from ...digests import md5_digest, sha256_hex
 from ...trace.redact import redact
 from .errors import ServerError, client_error_info, is_transient
 from .wire import UNREADABLE
@@ -67,7 +67,7 @@ SHA256_MISMATCH = "XAmzContentSHA256Mismatch"
 _signed: dict[str | None, bool] = {}
 #: the body of a probe, and a hash that is not its SHA-256 (that of no bytes)
 _PROBE_BODY = b"\0"
-_WRONG_SHA256 = hashlib.sha256(b"").hexdigest()
+_WRONG_SHA256 = sha256_hex(b"")
 
 
 @dataclass(frozen=True)
@@ -110,9 +110,9 @@ def digests_of(data: bytes | bytearray | memoryview, endpoint: str | None,
     if endpoint in _verifying:
         return Digests(crc)
     if signed:
-        return Digests(crc, sha256=hashlib.sha256(data).hexdigest())
-    md5 = hashlib.md5(data, usedforsecurity=False)
-    return Digests(crc, md5.hexdigest(), base64.b64encode(md5.digest()).decode())
+        return Digests(crc, sha256=sha256_hex(data))
+    md5 = md5_digest(data)
+    return Digests(crc, md5.hex(), base64.b64encode(md5).decode())
 
 
 def probe(engine: Engine, bucket: str, key: str, upload_id: str,

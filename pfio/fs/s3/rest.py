@@ -9,10 +9,10 @@ botocore's debug log never sees a signed request of it.
 from __future__ import annotations
 
 import base64
-import hashlib
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from ...digests import md5_digest
 from .listing import listing_query, parse_listing
 from .sigv4 import PAYLOAD_HEADER
 from .wire import (
@@ -127,7 +127,7 @@ class RestRequests:
 
     def delete_objects(self, bucket: str, keys: list[str]) -> dict[str, Any]:
         body = delete_body(keys)
-        md5 = base64.b64encode(hashlib.md5(body, usedforsecurity=False).digest()).decode()
+        md5 = base64.b64encode(md5_digest(body)).decode()
         response = self._send("POST", bucket, "", "delete",
                               [("content-md5", md5), ("content-type", "application/xml")],
                               body)

@@ -5,7 +5,8 @@ body is sent as ``UNSIGNED-PAYLOAD`` (as AWS's own native clients send it), so t
 costs a few microseconds, unless the caller gives its SHA-256 in an
 ``x-amz-content-sha256`` header: that hash is then signed, and a server that checks it (AWS,
 Ceph, MinIO) refuses a body that does not match (``XAmzContentSHA256Mismatch``) before
-storing anything. The signing key is derived once per day and secret. Credentials are read
+storing anything. The signing key is derived once per day and secret. The hashes are
+:mod:`pfio.digests`' (no OpenSSL in the signing thread: a fork is safe). Credentials are read
 from their source at every request, so expiring ones (assume-role, web identity, instance
 metadata) are refreshed by botocore as it would refresh them for itself.
 """
@@ -13,12 +14,12 @@ metadata) are refreshed by botocore as it would refresh them for itself.
 from __future__ import annotations
 
 import functools
-import hashlib
-import hmac
 import time
 from collections.abc import Callable
 from typing import NamedTuple
 from urllib.parse import quote, unquote
+
+from ...digests import HmacSha256, hmac_sha256, sha256_hex
 
 UNSIGNED_PAYLOAD = "UNSIGNED-PAYLOAD"
 #: the header that names the hash of the body the signature covers
@@ -43,7 +44,7 @@ class Signer:
         self._credentials = credentials
         self._region = region
         self._service = service
-        self._keys: dict[tuple[str, str, str], bytes] = {}
+        self._keys: dict[tuple[str, str, str], HmacSha256] = {}
 
     def sign(self, method: str, path: str, query: str, headers: list[tuple[str, str]],
              now: float | None = None, region: str | None = None) -> list[tuple[str, str]]:
@@ -71,24 +72,25 @@ class Signer:
             names, payload))
         scope = f"{day}/{region}/{self._service}/aws4_request"
         to_sign = "\n".join((_ALGORITHM, stamp, scope,
-                             hashlib.sha256(canonical.encode()).hexdigest()))
-        signature = hmac.digest(self._key(credentials.secret_key, day, region),
-                                to_sign.encode(), "sha256").hex()
+                             sha256_hex(canonical.encode())))
+        signature = self._key(credentials.secret_key, day, region).digest(
+            to_sign.encode()).hex()
         signed.append(("authorization",
                        f"{_ALGORITHM} Credential={credentials.access_key}/{scope}, "
                        f"SignedHeaders={names}, Signature={signature}"))
         return signed
 
-    def _key(self, secret: str, day: str, region: str) -> bytes:
-        key = self._keys.get((secret, day, region))
-        if key is None:
-            key = hmac.new(f"AWS4{secret}".encode(), day.encode(), hashlib.sha256).digest()
+    def _key(self, secret: str, day: str, region: str) -> HmacSha256:
+        signer = self._keys.get((secret, day, region))
+        if signer is None:
+            key = hmac_sha256(f"AWS4{secret}".encode(), day.encode())
             for part in (region, self._service, "aws4_request"):
-                key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+                key = hmac_sha256(key, part.encode())
+            signer = HmacSha256(key)
             if any(old[:2] != (secret, day) for old in self._keys):
                 self._keys = {}  # the keys of another day or secret are dropped
-            self._keys[(secret, day, region)] = key
-        return key
+            self._keys[(secret, day, region)] = signer
+        return signer
 
 
 @functools.lru_cache(maxsize=4)

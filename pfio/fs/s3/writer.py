@@ -42,13 +42,13 @@ from __future__ import annotations
 import binascii
 import errno
 import functools
-import hashlib
 import logging
 import threading
 import time
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
+from ...digests import md5_digest
 from ..writers import AtomicSink
 from .errors import client_error_info, may_have_been_applied
 from .integrity import (
@@ -462,7 +462,7 @@ class Completion:
                 digests.append(binascii.unhexlify(etag))
             except binascii.Error:
                 return None
-        digest = hashlib.md5(b"".join(digests), usedforsecurity=False).hexdigest()
+        digest = md5_digest(b"".join(digests)).hex()
         return f"{digest}-{len(self.parts)}"
 
     def is_ours(self, head: dict[str, Any]) -> bool:
