@@ -27,7 +27,7 @@ from typing import IO, cast
 
 import torch
 
-from ...fs.positional import SeekableReader
+from ....fs.positional import SeekableReader
 
 
 class ViewFile(SeekableReader):

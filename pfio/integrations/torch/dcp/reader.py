@@ -15,7 +15,7 @@ read-ahead at every item. ``PfioReader`` plans instead:
   touched once per load, not once per read);
 * the items are decoded and handed to the planner in the calling thread, as their reads
   arrive; a tensor is copied once, from that buffer into the state dict's tensor (see
-  :mod:`pfio.integrations.dcp.items`).
+  :mod:`pfio.integrations.torch.dcp.items`).
 
 A partial load (a state dict with some of the checkpoint's keys) plans only the items it
 asks for, so it reads only their byte ranges (and gaps up to ``max_gap`` between them).
@@ -39,7 +39,7 @@ from torch.distributed._shard._utils import narrow_tensor_by_index
 from torch.distributed.checkpoint.filesystem import FileSystemReader, _StorageInfo
 from torch.distributed.checkpoint.planner import LoadItemType, LoadPlan, LoadPlanner, ReadItem
 
-from ...fs.positional import PositionalReader
+from ....fs.positional import PositionalReader
 from .items import Items, copy_into
 from .storage import PfioFileSystem
 

@@ -1,7 +1,7 @@
 """pytorch-pfn-extras (PPE): snapshots written to and resumed from any pfio URL.
 
     import pytorch_pfn_extras as ppe
-    from pfio.integrations.ppe import snapshot_writer
+    from pfio.integrations.torch.ppe import snapshot_writer
 
     writer = snapshot_writer("s3://bucket/run1/snapshots")
     manager.extend(ppe.training.extensions.snapshot(writer=writer, autoload=True, n_retains=3),
@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..api import from_url
-from ..fs.base import FS
-from ..fs.stat import FileStat
-from ..patches.snapshots import natural_key
+from ...api import from_url
+from ...fs.base import FS
+from ...fs.stat import FileStat
+from ...patches.snapshots import natural_key
 
 
 def snapshot_writer(url: str, **kwargs: Any) -> Any:

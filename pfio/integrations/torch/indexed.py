@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .shard_cache import Progress
-from .shards.epochs import IndexedEpochs
-from .shards.placement import Segment
-from .shards.plan import Place
-from .shards.spans import OPEN_SHARDS, Opener, SpanReader, open_shard
+from ..shard_cache import Progress
+from ..shards.epochs import IndexedEpochs
+from ..shards.placement import Segment
+from ..shards.plan import Place
+from ..shards.spans import OPEN_SHARDS, Opener, SpanReader, open_shard
 
 
 class IndexedSource:

@@ -23,10 +23,10 @@ from typing import Any
 
 import torch.utils.data
 
-from .shards.placement import worker_positions
-from .shards.plan import Place
-from .torch_datasets import worker_place
-from .torch_webdataset import PfioWebDataset
+from ..shards.placement import worker_positions
+from ..shards.plan import Place
+from .placement import worker_place
+from .webdataset import PfioWebDataset
 
 #: picks per block of the schedule
 BLOCK = 100

@@ -2,7 +2,7 @@
 shape: code written for ``S3MapDataset`` / ``S3IterableDataset`` switches by changing the
 import (``region=`` and ``endpoint=`` are S3 options of pfio too).
 
-    from pfio.integrations.torch_objects import PfioObjectDataset
+    from pfio.integrations.torch.objects import PfioObjectDataset
 
     def load(obj):                      # obj: a PfioObject (file-like, .url, .key, .size)
         return transform(Image.open(obj).convert("RGB"))
@@ -21,7 +21,7 @@ from typing import Any
 
 import torch.utils.data
 
-from .objects import (
+from ..objects import (
     ObjectList,
     ObjectReader,
     PfioObject,
@@ -29,7 +29,7 @@ from .objects import (
     list_prefix,
     reader_plan,
 )
-from .torch_datasets import distributed_place
+from .placement import distributed_place
 
 Transform = Callable[[PfioObject], Any]
 

@@ -32,7 +32,7 @@ from torch.distributed.checkpoint.planner import SavePlan, SavePlanner
 from torch.distributed.checkpoint.storage import WriteResult
 from torch.futures import Future
 
-from ...trace.redact import redact
+from ....trace.redact import redact
 from ..stale_uploads import STALE_UPLOAD_AGE, abort_stale_uploads
 from .prefixes import PrefixStrategy, strategy
 from .storage import PfioFileSystem
@@ -54,7 +54,7 @@ class PfioWriter(FileSystemWriter):
 
     Args:
         prefix_strategy: spread the data files over sub-directories of the checkpoint
-            (``"round-robin"``, ``"hashed"``, or a :mod:`pfio.integrations.dcp.prefixes`
+            (``"round-robin"``, ``"hashed"``, or a :mod:`pfio.integrations.torch.dcp.prefixes`
             strategy); ``PfioReader`` reads them without options.
         sync_files: False by default: pfio's writers sync a local file before publishing it,
             and on object stores DCP's sync would fall back to a global ``os.sync``.

@@ -10,13 +10,13 @@ from typing import Any
 
 import torch.utils.data
 
-from .shard_cache import open_cache
-from .shards import SampleStream, expand_urls, make_decoder, read_index, shard_counts
-from .shards.epochs import IndexedEpochs
-from .shards.index import is_shard_list
-from .shards.plan import Place, epoch_order, even_targets, padding_items, reader_items
-from .torch_datasets import distributed_place, worker_place
-from .torch_indexed import IndexedIterator, IndexedSource
+from ..shard_cache import open_cache
+from ..shards import SampleStream, expand_urls, make_decoder, read_index, shard_counts
+from ..shards.epochs import IndexedEpochs
+from ..shards.index import is_shard_list
+from ..shards.plan import Place, epoch_order, even_targets, padding_items, reader_items
+from .indexed import IndexedIterator, IndexedSource
+from .placement import distributed_place, worker_place
 
 
 class ShardStreamDataset(torch.utils.data.IterableDataset[Any]):

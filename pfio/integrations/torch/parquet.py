@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import torch.utils.data
 
-from .reader import BatchReader, RowReader
+from ..parquet.reader import BatchReader, RowReader
 
 
 class ParquetRowDataset(torch.utils.data.IterableDataset[dict[str, Any]]):

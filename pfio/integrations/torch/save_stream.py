@@ -13,7 +13,7 @@ import logging
 import threading
 from typing import Any
 
-from ..trace.redact import redact
+from ...trace.redact import redact
 
 logger = logging.getLogger(__name__)
 

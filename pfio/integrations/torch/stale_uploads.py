@@ -1,14 +1,14 @@
 """Aborting the multipart uploads a killed save left under a checkpoint directory (see
-:mod:`pfio.fs.s3.uploads`), for :class:`~pfio.integrations.checkpoints.CheckpointManager`
-and :class:`~pfio.integrations.dcp.PfioWriter` when they start."""
+:mod:`pfio.fs.s3.uploads`), for :class:`~pfio.integrations.torch.checkpoints.CheckpointManager`
+and :class:`~pfio.integrations.torch.dcp.PfioWriter` when they start."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from ..api import from_url
-from ..trace.redact import redact
+from ...api import from_url
+from ...trace.redact import redact
 
 logger = logging.getLogger(__name__)
 
@@ -24,7 +24,7 @@ def abort_stale_uploads(url: str, older_than: float | None,
     them is logged, not raised: it must not stop a save."""
     if older_than is None or not url.startswith("s3://"):
         return 0
-    from ..fs.s3.uploads import abort_uploads, require_s3
+    from ...fs.s3.uploads import abort_uploads, require_s3
 
     try:
         with from_url(url, **(options or {})) as fs:

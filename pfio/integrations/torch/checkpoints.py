@@ -29,8 +29,8 @@ from typing import Any
 
 import torch
 
-from ..api import from_url, open_url
-from ..trace.redact import redact
+from ...api import from_url, open_url
+from ...trace.redact import redact
 from .save_stream import SaveDiscarded, SaveStream
 from .stale_uploads import STALE_UPLOAD_AGE, abort_stale_uploads
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from torch.distributed.checkpoint.filesystem import FileSystemBase
 
-from ..._uri import parse_uri
-from ...api import from_url, open_url
+from ...._uri import parse_uri
+from ....api import from_url, open_url
 from ..save_stream import SaveStream
 
 #: what DCP's data files end with
@@ -52,7 +52,7 @@ class PfioFileSystem(FileSystemBase):
     @contextlib.contextmanager
     def create_stream(self, path: str | os.PathLike[str], mode: str) -> Generator[Any, None, None]:
         """``path`` opened in ``mode``; a write's error is raised in place of torch's (see
-        :mod:`pfio.integrations.save_stream`)."""
+        :mod:`pfio.integrations.torch.save_stream`)."""
         with self._open(str(path), mode) as f:
             if "w" not in mode:
                 yield f

@@ -9,10 +9,10 @@ import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from .shards import SampleStream, expand_urls
-from .shards.plan import Place, epoch_order, reader_items
-from .torch_datasets import distributed_place
-from .torch_webdataset import ShardStreamDataset
+from ..shards import SampleStream, expand_urls
+from ..shards.plan import Place, epoch_order, reader_items
+from .placement import distributed_place
+from .webdataset import ShardStreamDataset
 
 
 class PfioTFRecordDataset(ShardStreamDataset):
@@ -71,7 +71,7 @@ class PfioTFRecordDataset(ShardStreamDataset):
         self.shards = expand_urls(shards)
         if not self.shards:
             raise ValueError("no shards given")
-        from .tfrecord import compression_of  # needs google-crc32c: not on importing torch.py
+        from ..tfrecord import compression_of  # needs google-crc32c: not on importing the package
 
         for url in self.shards:
             compression_of(url, compression)  # an unknown one fails here, not in a worker
@@ -106,7 +106,7 @@ def _decoder(parse: Any) -> Callable[[bytes], Any] | None:
     if parse is None or callable(parse):
         given: Callable[[bytes], Any] | None = parse
         return given
-    from .tfrecord.example import check_features, parse_example
+    from ..tfrecord.example import check_features, parse_example
 
     if parse == "example":
         return parse_example
@@ -120,6 +120,6 @@ def _decoder(parse: Any) -> Callable[[bytes], Any] | None:
 def _read_shard(compression: str | None, verify: bool, fs_options: dict[str, Any], url: str,
                 resume: int) -> Iterator[tuple[int, bytes]]:
     """``(offset, record)`` of the shard at ``url`` from byte offset ``resume``."""
-    from .tfrecord import iter_records_with_offsets
+    from ..tfrecord import iter_records_with_offsets
 
     return iter_records_with_offsets(url, verify, compression, resume, **fs_options)
