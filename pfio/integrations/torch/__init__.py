@@ -34,8 +34,8 @@ and DataLoader workers), ``checkpoints`` (with ``save_stream`` and ``stale_uploa
 TensorFlow face: :mod:`pfio.integrations.shards`, :mod:`pfio.integrations.tfrecord`,
 :mod:`pfio.integrations.parquet`, :mod:`pfio.integrations.objects`,
 :mod:`pfio.integrations.image_items`, :mod:`pfio.integrations.idx`. The modules' former
-paths (``pfio.integrations.torch_datasets``, ``.checkpoints``, ``.dcp``, ``.ppe``, ...)
-re-export them.
+paths (``torch_datasets``, ``checkpoints``, ``dcp``, ``ppe``, ... under
+``pfio.integrations``) re-export them.
 """
 
 from __future__ import annotations
