@@ -224,7 +224,8 @@ INTEGRATION_TIERS: list[tuple[str, tuple[str, ...]]] = [
     ("faces", ("torch", "chainer", "tensorflow", "petastorm", "spark", "ray")),
     ("former paths", ("torch_datasets", "torch_indexed", "torch_mixing", "torch_objects",
                       "torch_tfrecord", "torch_webdataset", "checkpoints", "save_stream",
-                      "stale_uploads", "ppe", "dcp", "parquet.torch", "chainer_compat")),
+                      "stale_uploads", "ppe", "dcp", "parquet.torch", "chainer_compat",
+                      "petastorm.pytorch")),
 ]
 
 #: what a framework-free source may not import at its top (lazily, for one format, it may:
