@@ -105,8 +105,11 @@ def test_the_torch_package_exports_what_the_torch_module_did():
         "CheckpointManager", "IDXDataset", "PfioImageDataset", "PfioMixedDataset",
         "PfioObjectDataset", "PfioObjectIterableDataset", "PfioShardDataset",
         "PfioTFRecordDataset", "PfioWebDataset", "load", "save"]
-    for name in face.__all__:
-        assert getattr(face, name) is not None
+    for name in face.__all__:  # each from its own module, which a pickle names
+        obj = getattr(face, name)
+        home = importlib.import_module(obj.__module__)
+        assert obj.__module__.startswith("pfio.integrations.torch."), name
+        assert getattr(home, name) is obj
 
 
 def test_the_chainer_package_exports_what_the_chainer_module_did():
