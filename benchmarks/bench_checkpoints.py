@@ -5,7 +5,7 @@ disk, on the Ceph RADOS Gateway where one runs (else a moto server).
   and 4: pfio's ``PfioWriter``/``PfioReader`` against s3tc's ``S3StorageWriter``/
   ``S3StorageReader`` and DCP's own ``FileSystemWriter``/``Reader`` on local disk;
 * single-file save and load (``torch.save``/``torch.load`` of the whole state):
-  ``pfio.integrations.checkpoints.save``/``load`` against s3tc's ``S3Checkpoint``, boto3
+  ``pfio.integrations.torch.checkpoints.save``/``load`` against s3tc's ``S3Checkpoint``, boto3
   (``upload_fileobj``/``get_object`` through memory) and local disk.
 
 * ``dcp.async_save`` (DCP's thread-based asynchronous save): its time to return and its
@@ -54,7 +54,7 @@ from etag_proxy import ETagProxy
 from harness import Row, main, s3_server
 
 from pfio import from_url
-from pfio.integrations.dcp import PfioReader, PfioWriter
+from pfio.integrations.torch.dcp import PfioReader, PfioWriter
 
 MIB = 1 << 20
 SIZE_MIB = int(os.environ.get("PFIO_BENCH_CHECKPOINT_MIB", "64"))

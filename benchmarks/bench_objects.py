@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from harness import Row, main  # noqa: E402
 
 import pfio  # noqa: E402
-from pfio.integrations.torch_objects import PfioObjectDataset  # noqa: E402
+from pfio.integrations.torch.objects import PfioObjectDataset  # noqa: E402
 
 BUCKET = "bench-objects"
 BATCH = 64

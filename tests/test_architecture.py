@@ -1,7 +1,9 @@
-"""The layers of ARCHITECTURE.md ("Layers", "The S3 stack") hold: no import cycle inside
-``pfio/`` and no import pointing up the layer order, counting imports inside functions (only
-``if TYPE_CHECKING:`` imports are free); inside the S3 package, no import crosses its seams
-upwards (wire, transport, IO). Loading by import path (the registry's entries) is not an
+"""The layers of ARCHITECTURE.md ("Layers", "The S3 stack", "Integrations") hold: no import
+cycle inside ``pfio/`` and no import pointing up the layer order, counting imports inside
+functions (only ``if TYPE_CHECKING:`` imports are free); inside the S3 package, no import
+crosses its seams upwards (wire, transport, IO); inside the integrations, no framework-free
+source imports a framework's face (or a framework, at its top), and nothing imports a former
+module path. Loading by import path (the registry's entries) is not an
 import. ARCHITECTURE.md's tables are the lists checked here, and every file and module it
 names exists."""
 
@@ -214,6 +216,71 @@ def test_the_base_filesystem_imports_no_backend_and_no_container(graph):
                              "pfio.fs.hdfs", "pfio.fs.memory"))} == set()
 
 
+#: the tiers inside ``pfio.integrations`` (ARCHITECTURE.md, "Integrations"), bottom to top,
+#: as names under ``pfio.integrations`` (the longest that fits a module is its tier)
+INTEGRATION_TIERS: list[tuple[str, tuple[str, ...]]] = [
+    ("sources", ("shards", "tfrecord", "parquet", "objects", "image_items", "image_reader",
+                 "dataset_io", "idx", "shard_cache", "fsspec")),
+    ("faces", ("torch", "chainer", "tensorflow", "petastorm", "spark", "ray")),
+    ("former paths", ("torch_datasets", "torch_indexed", "torch_mixing", "torch_objects",
+                      "torch_tfrecord", "torch_webdataset", "checkpoints", "save_stream",
+                      "stale_uploads", "ppe", "dcp", "parquet.torch", "chainer_compat",
+                      "petastorm.pytorch")),
+]
+
+#: what a framework-free source may not import at its top (lazily, for one format, it may:
+#: ``.pth`` fields are torch's)
+FRAMEWORKS = ("torch", "torchdata", "tensorflow", "chainer", "pytorch_pfn_extras", "ray",
+              "pyspark", "petastorm")
+
+
+def _integration_tier(module: str) -> int:
+    if module == "pfio.integrations":  # the package's __init__ imports nothing
+        return 0
+    name = module.removeprefix("pfio.integrations.")
+    best, best_len = -1, -1
+    for rank, (_, names) in enumerate(INTEGRATION_TIERS):
+        for prefix in names:
+            if (name == prefix or name.startswith(prefix + ".")) and len(prefix) > best_len:
+                best, best_len = rank, len(prefix)
+    return best
+
+
+def _integrations(graph: dict[str, set[str]]) -> list[str]:
+    return [m for m in graph if m == "pfio.integrations" or m.startswith("pfio.integrations.")]
+
+
+def test_every_integration_module_has_a_tier(graph):
+    assert [m for m in _integrations(graph) if _integration_tier(m) < 0] == []
+
+
+def test_no_integration_import_points_up_the_tiers(graph):
+    upward = sorted(
+        f"{source} ({INTEGRATION_TIERS[_integration_tier(source)][0]}) imports {target} "
+        f"({INTEGRATION_TIERS[_integration_tier(target)][0]})"
+        for source in _integrations(graph) for target in graph[source]
+        if target.startswith("pfio.integrations")
+        and _integration_tier(target) > _integration_tier(source))
+    assert upward == []
+
+
+def test_the_sources_import_no_framework_at_their_top(graph):
+    modules = _modules()
+    found = []
+    for name in _integrations(graph):
+        if _integration_tier(name) != 0:
+            continue
+        for node in ast.parse(modules[name][0].read_text()).body:
+            if isinstance(node, ast.Import):
+                roots = [alias.name.split(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                roots = [node.module.split(".")[0]]
+            else:
+                continue
+            found += [f"{name} imports {root}" for root in roots if root in FRAMEWORKS]
+    assert found == []
+
+
 # -- the checker itself ------------------------------------------------------------------------
 
 def test_the_checker_sees_imports_inside_functions_but_not_type_checking_ones():
@@ -260,6 +327,12 @@ def test_the_layers_table_is_the_layers_checked():
     assert documented[:-1] == checked[:-1]
     top_name, top_packages = documented[-1]
     assert (top_name, set(top_packages)) == (checked[-1][0], set(checked[-1][1]))
+
+
+def test_the_integrations_table_is_the_tiers_checked():
+    rows = _table("## Integrations")
+    documented = [(name, set(_names(modules))) for name, modules, *_ in rows]
+    assert documented == [(name, set(names)) for name, names in INTEGRATION_TIERS]
 
 
 def test_the_s3_table_is_the_seams_checked():

@@ -179,7 +179,7 @@ def _no_images(url: str, files: list[str], extensions: tuple[str, ...]) -> str:
         return f"no images found in {url}: it holds no files"
     return (f"no images found in {url}: none of its {len(files)} files ends with "
             f"{', '.join(extensions)} (e.g. {min(files)!r}); for objects of any kind use "
-            "pfio.integrations.torch_objects.PfioObjectDataset.from_prefix(url, "
+            "pfio.integrations.torch.PfioObjectDataset.from_prefix(url, "
             "transform=...), whose transform reads each object")
 
 

@@ -1,5 +1,5 @@
 """Datasets of objects: every file under a prefix of any pfio URL, read whole or as a file
-(framework-free; :mod:`pfio.integrations.torch_objects` wraps it for PyTorch).
+(framework-free; :mod:`pfio.integrations.torch.objects` wraps it for PyTorch).
 
 * :func:`list_prefix` lists a prefix (``s3://b/train/``, ``hdfs://ns/d``, ``/data``,
   ``mem://x/d``, ``s3://b/train.zip``, ``s3://b/train.zip/images``) recursively into an

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import pfio
-from pfio.integrations.chainer_compat import import_chainer
+from pfio.integrations.chainer.compat import import_chainer
 
 from .one_second import write_in_one_second
 

@@ -1,14 +1,14 @@
 """pytorch-pfn-extras on S3 after ``pfio.patch_all()``: ``ExtensionsManager(out_dir=url)``
 with its default writer (snapshots, ``LogReport``), ``autoload`` of the latest snapshot
 (also among snapshots written in one second: S3 keeps whole seconds), and pfio's own
-writer (:func:`pfio.integrations.ppe.snapshot_writer`)."""
+writer (:func:`pfio.integrations.torch.ppe.snapshot_writer`)."""
 
 import json
 
 import pytest
 
 import pfio
-from pfio.integrations.ppe import snapshot_writer
+from pfio.integrations.torch.ppe import snapshot_writer
 
 from .one_second import write_in_one_second
 
@@ -112,7 +112,7 @@ def test_pfio_writer_choice_of_one_second_is_the_highest_number(s3_unpatched):
 
 
 def test_snapshot_times_compare_as_floats_with_other_numbers():
-    from pfio.integrations.ppe import SnapshotTime
+    from pfio.integrations.torch.ppe import SnapshotTime
 
     nine, ten = SnapshotTime(5.0, "snapshot_iter_9"), SnapshotTime(5.0, "snapshot_iter_10")
     assert nine < ten and ten > nine and nine != ten and nine <= ten

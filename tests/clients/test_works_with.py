@@ -42,7 +42,8 @@ ROWS = {
                    f"{P}::test_patched_choice_of_one_second_is_the_highest_number"]),
     ("pytorch-pfn-extras", "`extensions.LogReport()`"):
         ("works", [f"{P}::test_log_report_writes_to_s3"]),
-    ("pytorch-pfn-extras", "`snapshot(writer=pfio.integrations.ppe.snapshot_writer(url))`"):
+    ("pytorch-pfn-extras",
+     "`snapshot(writer=pfio.integrations.torch.ppe.snapshot_writer(url))`"):
         ("works", [f"{P}::test_pfio_writer_autoloads_the_latest_of_one_second_without_patches",
                    f"{P}::test_pfio_writer_choice_of_one_second_is_the_highest_number"]),
     ("Lightning", '`Trainer(default_root_dir="pfio://s3/b/run")` with its default logger'):

@@ -10,13 +10,13 @@ import textwrap
 import pytest
 import torch
 
-from pfio.integrations.checkpoints import CheckpointManager
+from pfio.integrations.torch.checkpoints import CheckpointManager
 
 #: a 64 MiB state saved in the background, then the script ends (argv: url, then
 #: "exit" to end at once or "term" to wait for SIGTERM)
 SCRIPT = """
 import sys, time, torch
-from pfio.integrations.checkpoints import CheckpointManager
+from pfio.integrations.torch.checkpoints import CheckpointManager
 
 manager = CheckpointManager(sys.argv[1], **eval(sys.argv[3]))
 state = {"w": torch.arange(16 << 20, dtype=torch.float32)}

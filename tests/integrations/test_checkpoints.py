@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import pfio
-from pfio.integrations.checkpoints import CheckpointManager, load, save
+from pfio.integrations.torch.checkpoints import CheckpointManager, load, save
 
 
 class _Unpicklable:
@@ -90,7 +90,7 @@ def test_local_manager_creates_its_directory(tmp_path):
 
 WRITER = """
 import sys, torch
-from pfio.integrations.checkpoints import CheckpointManager
+from pfio.integrations.torch.checkpoints import CheckpointManager
 
 class Slow:
     def __reduce__(self):
@@ -121,7 +121,7 @@ def test_kill_during_save_leaves_the_previous_latest(tmp_path):
 
 BACKGROUND_WRITER = """
 import sys, time, torch
-from pfio.integrations.checkpoints import CheckpointManager
+from pfio.integrations.torch.checkpoints import CheckpointManager
 
 class Slow:
     def __reduce__(self):
@@ -184,7 +184,7 @@ def test_a_failed_write_raises_the_storage_error_not_torchs(monkeypatch, url):
     import contextlib
     import io
 
-    from pfio.integrations import checkpoints
+    from pfio.integrations.torch import checkpoints
 
     class Failing(io.RawIOBase):
         writes = 0

@@ -6,12 +6,12 @@ import textwrap
 import torch
 import torch.distributed.checkpoint as dcp
 
-from pfio.integrations.dcp import PfioFileSystem, PfioReader, PfioWriter
+from pfio.integrations.torch.dcp import PfioFileSystem, PfioReader, PfioWriter
 
 SCRIPT = """
 import os, sys
 import torch, torch.distributed as dist, torch.distributed.checkpoint as dcp
-from pfio.integrations.dcp import PfioReader, PfioWriter
+from pfio.integrations.torch.dcp import PfioReader, PfioWriter
 
 rank, world, init, url = int(sys.argv[1]), 2, sys.argv[2], sys.argv[3]
 dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)

@@ -12,7 +12,7 @@ import torch
 import torch.distributed.checkpoint as dcp
 from torch.distributed.checkpoint.api import CheckpointException
 
-from pfio.integrations.dcp import PfioReader, PfioWriter
+from pfio.integrations.torch.dcp import PfioReader, PfioWriter
 
 #: argv: url, seed, kills. Saves version 0, counts the events (the 1st, 2nd, 4th, 8th ...
 #: write of a data or metadata stream, a file published, a file removed) of one overwrite,
@@ -21,7 +21,7 @@ from pfio.integrations.dcp import PfioReader, PfioWriter
 SCRIPT = """
 import contextlib, json, os, random, signal, sys, warnings
 import torch, torch.distributed.checkpoint as dcp
-from pfio.integrations.dcp import PfioFileSystem, PfioReader, PfioWriter
+from pfio.integrations.torch.dcp import PfioFileSystem, PfioReader, PfioWriter
 
 warnings.simplefilter("ignore")
 url, seed, kills = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

@@ -9,8 +9,8 @@ import io
 import pytest
 import torch
 
-from pfio.integrations.dcp import items as items_module
-from pfio.integrations.dcp.items import Items, copy_into, layout_of
+from pfio.integrations.torch.dcp import items as items_module
+from pfio.integrations.torch.dcp.items import Items, copy_into, layout_of
 
 
 def _saved(value: object) -> memoryview:

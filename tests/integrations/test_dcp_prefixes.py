@@ -9,7 +9,7 @@ import torch
 import torch.distributed.checkpoint as dcp
 
 import pfio
-from pfio.integrations.dcp import HashedPrefixes, PfioReader, PfioWriter, RoundRobinPrefixes
+from pfio.integrations.torch.dcp import HashedPrefixes, PfioReader, PfioWriter, RoundRobinPrefixes
 
 
 @pytest.fixture(params=["local", "s3"])

@@ -8,8 +8,8 @@ import torch.distributed.checkpoint as dcp
 from torch.distributed.checkpoint.filesystem import _StorageInfo
 
 import pfio
-from pfio.integrations.dcp import PfioReader, PfioWriter
-from pfio.integrations.dcp.reader import plan_reads
+from pfio.integrations.torch.dcp import PfioReader, PfioWriter
+from pfio.integrations.torch.dcp.reader import plan_reads
 
 
 def _info(path, offset, length):
@@ -115,7 +115,7 @@ def test_bad_options_raise():
 
 
 def test_places_in_the_ring_never_overlap_live_ones():
-    from pfio.integrations.dcp.reader import _Ring
+    from pfio.integrations.torch.dcp.reader import _Ring
 
     ring = _Ring(100)
     a, b = ring.take(40), ring.take(40)

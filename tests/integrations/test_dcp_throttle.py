@@ -12,7 +12,7 @@ import torch.distributed.checkpoint as dcp
 from torch.distributed.checkpoint.api import CheckpointException
 
 from pfio.fs.s3.retry import RetryPolicy
-from pfio.integrations.dcp import PfioReader, PfioWriter
+from pfio.integrations.torch.dcp import PfioReader, PfioWriter
 
 
 def _state():

@@ -16,7 +16,7 @@ import pytest
 
 import pfio
 from pfio.integrations import chainer as pfio_chainer  # first: it makes Chainer importable
-from pfio.integrations.torch_datasets import PfioImageDataset
+from pfio.integrations.torch.images import PfioImageDataset
 
 from .images import write_image_tree
 

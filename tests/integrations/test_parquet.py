@@ -6,7 +6,7 @@ import torch
 
 import pfio
 from pfio.integrations.parquet import BatchReader, Field, RowReader, Schema, write_dataset
-from pfio.integrations.parquet.torch import ParquetBatchDataset, ParquetRowDataset
+from pfio.integrations.torch.parquet import ParquetBatchDataset, ParquetRowDataset
 
 from .parquet_places import PLACES, dataset_url
 

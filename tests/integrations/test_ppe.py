@@ -2,7 +2,7 @@ import pytest
 import torch
 
 import pfio
-from pfio.integrations.ppe import snapshot_writer
+from pfio.integrations.torch.ppe import snapshot_writer
 
 ppe = pytest.importorskip("pytorch_pfn_extras")
 

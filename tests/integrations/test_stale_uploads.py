@@ -8,9 +8,9 @@ import pytest
 import torch
 import torch.distributed.checkpoint as dcp
 
-from pfio.integrations.checkpoints import CheckpointManager
-from pfio.integrations.dcp import PfioWriter
-from pfio.integrations.stale_uploads import STALE_UPLOAD_AGE
+from pfio.integrations.torch.checkpoints import CheckpointManager
+from pfio.integrations.torch.dcp import PfioWriter
+from pfio.integrations.torch.stale_uploads import STALE_UPLOAD_AGE
 
 
 @pytest.fixture

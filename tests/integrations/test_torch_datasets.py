@@ -6,7 +6,7 @@ import torch
 from PIL import Image
 
 import pfio
-from pfio.integrations.torch_datasets import PfioImageDataset, PfioShardDataset
+from pfio.integrations.torch import PfioImageDataset, PfioShardDataset
 
 from .images import color, write_image_tree
 

@@ -11,8 +11,8 @@ import torch
 
 import pfio
 from pfio.integrations.objects import PfioObject
-from pfio.integrations.torch_datasets import PfioImageDataset
-from pfio.integrations.torch_objects import PfioObjectDataset, PfioObjectIterableDataset
+from pfio.integrations.torch.images import PfioImageDataset
+from pfio.integrations.torch.objects import PfioObjectDataset, PfioObjectIterableDataset
 
 from .images import write_image_tree
 

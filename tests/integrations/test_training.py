@@ -27,7 +27,9 @@ def zip_on_s3(s3_env, s3_bucket):
 
 
 def _start(framework, data, checkpoints, result, pause_at=None):
-    env = {**os.environ, "PYTHONPATH": str(SCRIPTS)}
+    # (the scripts' directory first, then the caller's path: the tree under test)
+    path = [str(SCRIPTS), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     if pause_at is not None:
         env["PAUSE_AT_STEP"] = str(pause_at)
     return subprocess.Popen([sys.executable, str(SCRIPTS / f"train_{framework}.py"), data,

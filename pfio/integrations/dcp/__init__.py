@@ -1,22 +1,15 @@
-"""``torch.distributed.checkpoint`` (DCP) storage over any pfio URL.
+"""``pfio.integrations.dcp``, kept for the code and the pickles that name it: the package moved
+to :mod:`pfio.integrations.torch.dcp`, and this one re-exports the same objects (its modules
+``items``, ``prefixes``, ``reader``, ``storage`` and ``writer`` re-export theirs)."""
 
-    import torch.distributed.checkpoint as dcp
-    from pfio.integrations.dcp import PfioWriter, PfioReader
+from ..torch.dcp import (
+    HashedPrefixes,
+    PfioFileSystem,
+    PfioReader,
+    PfioWriter,
+    PrefixStrategy,
+    RoundRobinPrefixes,
+)
 
-    dcp.save(state_dict, storage_writer=PfioWriter("s3://bucket/run1/step-100"))
-    dcp.load(state_dict, storage_reader=PfioReader("s3://bucket/run1/step-100"))
-
-Checkpoints are atomic on every backend, overwrites included
-(:mod:`pfio.integrations.dcp.writer`); loads read each file's items in offset order with
-few large ranged reads in parallel, and a partial load reads only what it needs
-(:mod:`pfio.integrations.dcp.reader`); ``PfioWriter(prefix_strategy=...)`` spreads the data
-files over key prefixes (:mod:`pfio.integrations.dcp.prefixes`).
-"""
-
-from .prefixes import HashedPrefixes, PrefixStrategy, RoundRobinPrefixes
-from .reader import PfioReader
-from .storage import PfioFileSystem
-from .writer import PfioWriter
-
-__all__ = ["PfioWriter", "PfioReader", "PfioFileSystem", "PrefixStrategy",
-           "RoundRobinPrefixes", "HashedPrefixes"]
+__all__ = ["HashedPrefixes", "PfioFileSystem", "PfioReader", "PfioWriter", "PrefixStrategy",
+           "RoundRobinPrefixes"]

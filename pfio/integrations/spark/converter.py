@@ -62,7 +62,7 @@ class SparkConverter:
         """
         import torch.utils.data
 
-        from ..parquet.torch import ParquetBatchDataset
+        from ..torch.parquet import ParquetBatchDataset
 
         dataset = ParquetBatchDataset(self.url, batch_size=batch_size, num_epochs=num_epochs,
                                       shuffle=shuffle, seed=seed, **reader_options)

@@ -8,8 +8,8 @@ import pytorch_pfn_extras as ppe
 import torch
 from common import batches, make_model, to_tensor
 
-from pfio.integrations.ppe import snapshot_writer
 from pfio.integrations.torch import PfioImageDataset
+from pfio.integrations.torch.ppe import snapshot_writer
 
 data_url, checkpoint_url, result_path = sys.argv[1:4]
 pause_at = int(os.environ.get("PAUSE_AT_STEP", "-1"))

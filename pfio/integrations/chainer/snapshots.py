@@ -1,14 +1,10 @@
-"""Chainer integration: an image dataset over any pfio URL, and snapshots written to any URL.
+"""Chainer snapshots written to any pfio URL, atomically, and the latest one loaded back.
 
-    from pfio.integrations.chainer import PfioImageDataset, PfioSnapshotWriter, autoload
+    from pfio.integrations.chainer import PfioSnapshotWriter, autoload
 
-    dataset = PfioImageDataset("s3://bucket/train.zip")
     writer = PfioSnapshotWriter("s3://bucket/run1/snapshots", n_retains=3)
     trainer.extend(extensions.snapshot(writer=writer), trigger=(1, "epoch"))
     autoload(trainer, "s3://bucket/run1/snapshots")   # resume from the latest snapshot
-
-Chainer 7.8.1 needs ``numpy.sctypes``, which NumPy 2 removed; this module restores that one
-attribute before importing Chainer (see :mod:`pfio.integrations.chainer_compat`).
 """
 
 from __future__ import annotations
@@ -16,48 +12,19 @@ from __future__ import annotations
 import logging
 import posixpath
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-import numpy as np
+from ...api import from_url, open_url
+from ...patches.snapshots import natural_key
+from ...trace.redact import redact
+from .compat import import_chainer
 
-from ..api import from_url, open_url
-from ..patches.snapshots import natural_key
-from ..trace.redact import redact
-from .chainer_compat import import_chainer
-from .image_items import collect
-from .image_reader import ImageReader
-
-chainer = import_chainer()
-from chainer.dataset.dataset_mixin import DatasetMixin  # noqa: E402 - after the NumPy 2 shim
-from chainer.serializers import npz  # noqa: E402
+import_chainer()
+from chainer.serializers import npz  # noqa: E402 - after the NumPy 2 shim
 from chainer.training.extensions import snapshot_writers  # noqa: E402
 
 logger = logging.getLogger(__name__)
-
-
-class PfioImageDataset(DatasetMixin):
-    """Images and labels from a directory, a zip/tar container, a list file or a list of URLs.
-
-    Examples are ``(image, label)`` in Chainer's convention (as ``LabeledImageDataset``): the
-    image a CHW array of ``dtype`` (float32 by default, values 0-255), the label of
-    ``label_dtype``. Sources and caching are those of
-    :class:`pfio.integrations.torch_datasets.PfioImageDataset`.
-    """
-
-    def __init__(self, source: str | Sequence[Any], dtype: Any = np.float32,
-                 label_dtype: Any = np.int32, cache: str | None = None,
-                 cache_dir: str | None = None, root: str | None = None) -> None:
-        self.reader = ImageReader(collect(source, root), "cv2", cache, cache_dir)
-        self.dtype = dtype
-        self.label_dtype = label_dtype
-
-    def __len__(self) -> int:
-        return len(self.reader.items)
-
-    def get_example(self, i: int) -> tuple[np.ndarray, Any]:
-        image = self.reader.image(i).transpose(2, 0, 1).astype(self.dtype)
-        return image, np.array(self.reader.items.label(i), dtype=self.label_dtype)
 
 
 class PfioSnapshotWriter(snapshot_writers.Writer):

@@ -1,4 +1,4 @@
-"""PyTorch integration (this module needs PyTorch installed).
+"""PyTorch integration (this package needs PyTorch installed).
 
     from pfio.integrations.torch import PfioImageDataset, CheckpointManager
 
@@ -22,32 +22,32 @@
   workers, resumable with torchdata's ``StatefulDataLoader``;
 * :class:`IDXDataset`: MNIST-format (IDX) files, gzipped or not;
 * :func:`save`, :func:`load` and :class:`CheckpointManager`: atomic checkpoints on any URL,
-  retention and resume-from-latest; :mod:`pfio.integrations.dcp` has
-  ``torch.distributed.checkpoint`` storage.
+  retention and resume-from-latest.
+
+One module per job: ``images``, ``shards``, ``webdataset`` (with ``indexed``, the indexed
+reads it and ``mixing`` share), ``mixing``, ``objects``, ``tfrecord``, ``parquet`` (the
+Parquet readers' datasets: :class:`~pfio.integrations.torch.parquet.ParquetRowDataset`,
+:class:`~pfio.integrations.torch.parquet.ParquetBatchDataset`), ``idx``, ``placement`` (ranks
+and DataLoader workers), ``checkpoints`` (with ``save_stream`` and ``stale_uploads``, which
+:mod:`pfio.integrations.torch.dcp`, the ``torch.distributed.checkpoint`` storage, shares),
+``ppe`` (pytorch-pfn-extras snapshots). What they read is framework-free and shared with the
+TensorFlow face: :mod:`pfio.integrations.shards`, :mod:`pfio.integrations.tfrecord`,
+:mod:`pfio.integrations.parquet`, :mod:`pfio.integrations.objects`,
+:mod:`pfio.integrations.image_items`, :mod:`pfio.integrations.idx`. The modules' former
+paths (``torch_datasets``, ``checkpoints``, ``dcp``, ``ppe``, ... under
+``pfio.integrations``) re-export them.
 """
 
 from __future__ import annotations
 
-import numpy as np
-from torch.utils.data import Dataset
-
-from . import idx
 from .checkpoints import CheckpointManager, load, save
-from .torch_datasets import PfioImageDataset, PfioShardDataset
-from .torch_mixing import PfioMixedDataset
-from .torch_objects import PfioObjectDataset, PfioObjectIterableDataset
-from .torch_tfrecord import PfioTFRecordDataset
-from .torch_webdataset import PfioWebDataset
-
-
-class IDXDataset(idx.IDXDataset, Dataset[tuple[np.ndarray, int]]):
-    """:class:`pfio.integrations.idx.IDXDataset` as a ``torch.utils.data.Dataset``.
-
-    Items are ``(numpy array, int label)``; the default collate function of ``DataLoader``
-    turns a batch of them into tensors. It pickles small, so DataLoader workers (fork, spawn
-    or forkserver) each open the files again.
-    """
-
+from .idx import IDXDataset
+from .images import PfioImageDataset
+from .mixing import PfioMixedDataset
+from .objects import PfioObjectDataset, PfioObjectIterableDataset
+from .shards import PfioShardDataset
+from .tfrecord import PfioTFRecordDataset
+from .webdataset import PfioWebDataset
 
 __all__ = ["CheckpointManager", "IDXDataset", "PfioImageDataset", "PfioMixedDataset",
            "PfioObjectDataset",
