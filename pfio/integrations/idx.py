@@ -18,7 +18,6 @@ Objects pickle without open files: each process opens the files again on first u
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import shutil
@@ -33,6 +32,7 @@ import numpy as np
 from .._uri import parse_uri
 from ..api import from_url
 from ..compression.codecs import MAGIC_SIZE, by_magic
+from ..digests import sha256_hex
 from ..fs.base import FS
 from ..trace.redact import redact
 
@@ -204,7 +204,7 @@ class IDXFile:
         stat = self._fs().stat(self._name)
         key = f"{self.url}\0{stat.size}\0{stat.last_modified}"
         directory = self._cache_directory()
-        path = os.path.join(directory, hashlib.sha256(key.encode()).hexdigest()[:32] + ".idx")
+        path = os.path.join(directory, sha256_hex(key.encode())[:32] + ".idx")
         if os.path.exists(path):
             return path
         logger.info("decompressing %s into %s", redact(self.url), path)

@@ -18,7 +18,6 @@ does there.
 from __future__ import annotations
 
 import errno
-import hashlib
 import io
 import posixpath
 import shutil
@@ -31,6 +30,7 @@ from fsspec.spec import AbstractFileSystem
 
 from ..._uri import parse_uri, split_container_path
 from ...api import from_url
+from ...digests import sha256_hex
 from ...fs import made_directories
 from ...fs.base import FS, _has_magic
 from ...fs.positional import PositionalReader
@@ -198,11 +198,11 @@ class PfioFileSystem(AbstractFileSystem):  # type: ignore[misc]
         if etag:
             return str(etag)
         token = f"{info['name']}|{info['size']}|{info.get('mtime')}"
-        return hashlib.sha256(token.encode()).hexdigest()
+        return sha256_hex(token.encode())
 
     def checksum(self, path: str) -> int:
         """:meth:`ukey` as an integer (what fsspec's caches compare)."""
-        return int(hashlib.sha256(self.ukey(path).encode()).hexdigest()[:16], 16)
+        return int(sha256_hex(self.ukey(path).encode())[:16], 16)
 
     # -- files ------------------------------------------------------------------------------
 

@@ -11,13 +11,14 @@ fields only.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from ...digests import md5_digest
 
 
 class Columns(Protocol):
@@ -246,5 +247,5 @@ SPLIT_BUCKETS = 2**63 - 1
 def split_bucket(value: Any) -> int:
     """The bucket of ``value`` for :class:`in_pseudorandom_split`, in
     ``[0, SPLIT_BUCKETS)``."""
-    digest = hashlib.md5(str(value).encode("utf-8"), usedforsecurity=False).digest()
+    digest = md5_digest(str(value).encode("utf-8"))
     return int.from_bytes(digest, "big") % SPLIT_BUCKETS

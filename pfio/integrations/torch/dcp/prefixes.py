@@ -9,9 +9,10 @@ option to find it.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import Protocol
+
+from ....digests import sha256_hex
 
 
 class PrefixStrategy(Protocol):
@@ -50,7 +51,7 @@ class HashedPrefixes:
         self.digits = digits
 
     def prefix(self, rank: int, index: int, name: str) -> str:
-        return hashlib.sha256(name.encode()).hexdigest()[:self.digits]
+        return sha256_hex(name.encode())[:self.digits]
 
     def __repr__(self) -> str:
         return f"HashedPrefixes({self.digits})"
