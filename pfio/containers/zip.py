@@ -216,6 +216,15 @@ class Zip(ArchiveFS):
         entry = self._lookup(path)
         return entry is not None and entry.is_dir
 
+    def stored_members(self) -> list[str]:
+        """The names of the archive's members (directories left out), in the order their
+        data is stored in the archive: reading them in this order reads the archive front to
+        back. Each name opens with :meth:`open`."""
+        members = [(entry.info.header_offset, entry.name)
+                   for entry in self.index.entries.values()
+                   if not entry.is_dir and entry.info is not None]
+        return [name for _, name in sorted(members)]
+
     def _open_member(self, entry: Entry, buffering: int) -> IO[bytes]:
         if self._closed:
             raise ValueError(f"I/O operation on a closed archive: {self._label}")

@@ -24,9 +24,9 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from ...api import from_url, open_url
-from ...containers.base import ArchiveFS
 from ...containers.tar_format import Member, iter_tar
 from ...containers.tar_sources import DECODE_ERRORS, GZIP_MAGIC, decode_error
+from ...containers.zip import Zip
 from ...errors import ArchiveError
 from ...fs.file_types import as_binary_io, read_into
 
@@ -149,15 +149,12 @@ class Prefixed(io.RawIOBase):
 
 def _zip_members(url: str, start: int) -> Iterator[Member]:
     with from_url(url) as archive:
-        if not isinstance(archive, ArchiveFS):
-            raise ArchiveError(f"{url}: opened as {type(archive).__name__}, not as an archive")
-        entries = sorted((e for e in archive.index.entries.values()
-                          if not e.is_dir and e.info is not None),
-                         key=lambda e: e.info.header_offset)
-        for i in range(start, len(entries)):
-            name = entries[i].name
-            with archive.open(name, "rb") as f:
-                yield Member(name, f.read(), i)
+        if not isinstance(archive, Zip):
+            raise ArchiveError(f"{url}: opened as {type(archive).__name__}, not as a zip")
+        names = archive.stored_members()
+        for i in range(start, len(names)):
+            with archive.open(names[i], "rb") as f:
+                yield Member(names[i], f.read(), i)
 
 
 def iter_samples(url: str, start: int = 0) -> Iterator[tuple[int, Sample]]:
