@@ -9,13 +9,11 @@ import logging
 from collections.abc import Callable
 from typing import IO, Any
 
+from ..fs.skipping import SKIP_CHUNK, drop
 from ..fs.writers import AtomicSink
 from .codecs import Codec, describe, is_decode_error
 
 logger = logging.getLogger(__name__)
-
-#: the largest piece decompressed at a time while skipping forward
-SKIP_CHUNK = 1024 * 1024
 
 #: compressed bytes fetched from the underlying file at a time (decoders ask for small pieces)
 RAW_BUFFER = 1024 * 1024
@@ -85,7 +83,7 @@ class DecompressingReader(io.RawIOBase):
         elif whence == io.SEEK_CUR:
             target = self._position + offset
         elif whence == io.SEEK_END:
-            self._skip(None)
+            drop(self)
             target = self._position + offset
         else:
             raise ValueError(f"invalid whence ({whence}, should be 0, 1 or 2)")
@@ -93,20 +91,8 @@ class DecompressingReader(io.RawIOBase):
             raise ValueError(f"negative seek position {target}")
         if target < self._position:
             self._restart()
-        self._skip(target - self._position)
+        drop(self, target - self._position)
         return self._position
-
-    def _skip(self, count: int | None) -> None:
-        """Decompress and drop ``count`` bytes (all the rest when None), or up to the end."""
-        scratch = memoryview(bytearray(SKIP_CHUNK if count is None
-                                       else min(max(count, 1), SKIP_CHUNK)))
-        while count is None or count > 0:
-            size = len(scratch) if count is None else min(count, len(scratch))
-            read = self.readinto(scratch[:size])
-            if not read:
-                return
-            if count is not None:
-                count -= read
 
     def _restart(self) -> None:
         logger.debug("seeking backward in %s: decompressing again from the start", self.name)

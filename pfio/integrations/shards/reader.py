@@ -29,6 +29,7 @@ from ...containers.tar_sources import DECODE_ERRORS, GZIP_MAGIC, decode_error
 from ...containers.zip import Zip
 from ...errors import ArchiveError
 from ...fs.file_types import as_binary_io, read_into
+from ...fs.skipping import skip
 
 logger = logging.getLogger(__name__)
 
@@ -107,12 +108,11 @@ def stream_members(source: IO[bytes], url: str, start: int = 0) -> Iterator[Memb
             raise decode_error(url, exc) from exc
 
 
-def _skip(f: IO[bytes], n: int, url: str) -> None:
-    while n:
-        got = len(f.read(min(n, 1 << 20)))
-        if not got:
-            raise ArchiveError(f"{url}: truncated archive: it ends before position {n}")
-        n -= got
+def _skip(f: IO[bytes], start: int, url: str) -> None:
+    moved = skip(f, start)
+    if moved < start:
+        raise ArchiveError(f"{url}: truncated archive: it ends at position {moved}, before "
+                           f"the position {start} to resume from")
 
 
 class Prefixed(io.RawIOBase):
