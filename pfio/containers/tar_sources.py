@@ -3,18 +3,19 @@
 :class:`Chunks` reads on in large chunks (a shard streamed front to back, every member's
 data wanted); :class:`Seeking` reads the headers of a seekable file and seeks over the
 data (the index of a tar container, which reads members later, by offset). A
-gzip-compressed archive is read through :class:`gzip.GzipFile`: :data:`DECODE_ERRORS` are
-what it raises on damage, :func:`decode_error` says so naming the archive, and
-:func:`read_to_end` makes it check the gzip trailer.
+gzip-compressed archive is read through the gzip codec of :mod:`pfio.compression`
+(:func:`gunzipped`): :data:`DECODE_ERRORS` are what it raises on damage,
+:func:`decode_error` says so naming the archive, and :func:`read_to_end` makes it check the
+gzip trailer.
 """
 
 from __future__ import annotations
 
-import gzip
+import io
 import logging
-import zlib
 from typing import IO, Protocol
 
+from ..compression import CODECS, DecodeError, decompressed
 from ..errors import ArchiveError
 from ..fs.file_types import read_into
 
@@ -32,7 +33,7 @@ TRAILER_LIMIT = 64 << 10
 GZIP_MAGIC = b"\x1f\x8b"
 GZIP_SUFFIXES = (".tar.gz", ".tgz")
 #: what decompressing a truncated or corrupt ``.tar.gz`` raises
-DECODE_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
+DECODE_ERRORS = (DecodeError,)
 
 
 class Source(Protocol):
@@ -157,16 +158,20 @@ class Seeking:
         pass
 
 
-def decode_error(archive: str, exc: BaseException) -> ArchiveError:
-    """The :class:`ArchiveError` for a decompression error ``exc`` of ``archive``."""
-    if isinstance(exc, EOFError):
-        return ArchiveError(f"{archive}: truncated compressed archive ({exc})")
-    return ArchiveError(f"{archive}: corrupt compressed archive ({exc})")
+def gunzipped(raw: IO[bytes], archive: str) -> io.BufferedReader:
+    """The decompressed bytes of the gzip stream ``raw`` (``archive`` names it in errors):
+    seekable, backward by rewinding ``raw``; closing it closes ``raw``."""
+    return decompressed(raw, CODECS["gzip"], archive)
+
+
+def decode_error(archive: str, exc: DecodeError) -> ArchiveError:
+    """The :class:`ArchiveError` for the decompression error ``exc`` of ``archive``."""
+    return ArchiveError(f"{archive}: {exc.reason} compressed archive ({exc.detail})")
 
 
 def read_to_end(stream: IO[bytes], archive: str, chunk: int = 1 << 20) -> int:
-    """Read the decompressing ``stream`` to its end, so that :mod:`gzip` checks the trailer
-    of every gzip member (the CRC-32 and length of its data: without it a flipped byte in
+    """Read the decompressing ``stream`` to its end, so that the trailer of every gzip
+    member is checked (the CRC-32 and length of its data: without it a flipped byte in
     the compressed data reads as wrong data, silently); return the stream's position.
 
     Raises:

@@ -175,6 +175,11 @@ def test_zip_reading_resumes_at_a_member_index(tmp_path):
     assert [s["__key__"] for s in _samples(str(path), located[2][0])] == ["2", "3"]
 
 
+def test_a_gzip_shard_padded_with_zeros_reads(tmp_path):
+    url = _put(tmp_path, "s.tar.gz", gzip.compress(_tar([("a.txt", b"1")])) + bytes(4096))
+    assert _samples(url) == [{"__key__": "a", "__url__": url, "txt": b"1"}]
+
+
 def test_resuming_past_the_end_of_a_gzip_shard_is_an_error(tmp_path):
     data = _tar([("a.txt", b"1")])
     url = _put(tmp_path, "s.tar.gz", gzip.compress(data))

@@ -17,7 +17,6 @@ resumes within a shard skips what it already read (seeking in an uncompressed ta
 
 from __future__ import annotations
 
-import gzip
 import io
 import logging
 from collections.abc import Iterator
@@ -25,11 +24,11 @@ from typing import IO, Any
 
 from ...api import from_url, open_url
 from ...containers.tar_format import Member, iter_tar
-from ...containers.tar_sources import DECODE_ERRORS, GZIP_MAGIC, decode_error
+from ...containers.tar_sources import DECODE_ERRORS, GZIP_MAGIC, decode_error, gunzipped
 from ...containers.zip import Zip
 from ...errors import ArchiveError
 from ...fs.file_types import as_binary_io, read_into
-from ...fs.skipping import skip
+from ...fs.skipping import drop, skip
 
 logger = logging.getLogger(__name__)
 
@@ -97,13 +96,12 @@ def stream_members(source: IO[bytes], url: str, start: int = 0) -> Iterator[Memb
             _skip(stream, start, url)
         yield from iter_tar(stream, url, start)
         return
-    with gzip.GzipFile(fileobj=stream, mode="rb") as unzipped:
+    with gunzipped(stream, url) as unzipped:
         try:
             if start:
-                _skip(as_binary_io(unzipped), start, url)
-            yield from iter_tar(as_binary_io(unzipped), url, start)
-            while unzipped.read(1 << 20):  # the gzip trailer (CRC-32, length) is checked
-                pass
+                _skip(unzipped, start, url)
+            yield from iter_tar(unzipped, url, start)
+            drop(unzipped)  # the gzip trailer (CRC-32, length) is checked
         except DECODE_ERRORS as exc:
             raise decode_error(url, exc) from exc
 

@@ -12,9 +12,10 @@ import logging
 from collections.abc import Iterator
 from typing import IO, Any
 
+from ...compression.streams import decode_error
 from ...fs.file_types import read_into
 from ...fs.skipping import skip
-from .files import DECODE_ERRORS, compression_of, decode_error, decompressing, opened
+from .files import DECODE_ERRORS, compression_of, decompressing, opened
 from .framing import (
     FOOTER_SIZE,
     HEADER_SIZE,
@@ -83,7 +84,7 @@ def iter_records_with_offsets(url: str, verify: bool = True, compression: str | 
                 _skip(stream, offset, url)
             yield from _RecordScanner(stream, url, verify, offset)
         except DECODE_ERRORS as exc:
-            raise decode_error(url, codec, exc) from exc
+            raise decode_error(codec, url, exc) from exc
 
 
 def _skip(f: IO[bytes], offset: int, url: str) -> None:
