@@ -18,6 +18,7 @@ from typing import IO, Protocol
 from ..compression import CODECS, DecodeError, decompressed
 from ..errors import ArchiveError
 from ..fs.file_types import read_into
+from ..fs.skipping import skip
 
 logger = logging.getLogger(__name__)
 
@@ -128,8 +129,9 @@ class Chunks:
 
 class Seeking:
     """The headers of the seekable file ``f`` (positioned at ``start``), read as asked; data
-    is skipped by seeking, and the last byte skipped is read to check that it is there (so a
-    read-ahead reader reads on, and a member cut short is found, as :mod:`tarfile` does)."""
+    is skipped by :func:`~pfio.fs.skipping.skip`: by seeking, reading the last byte skipped
+    to check that it is there (so a read-ahead reader reads on, and a member cut short is
+    found, as :mod:`tarfile` does)."""
 
     __slots__ = ("_f", "offset")
 
@@ -148,11 +150,9 @@ class Seeking:
         return data
 
     def skip(self, n: int) -> bool:
-        if not n:
-            return True
-        self._f.seek(self.offset + n - 1)
-        self.offset += n
-        return bool(self._f.read(1))
+        moved = skip(self._f, n)
+        self.offset += moved
+        return moved == n
 
     def finish(self) -> None:
         pass

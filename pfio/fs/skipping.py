@@ -1,8 +1,9 @@
 """Moving forward over a binary stream: by seeking where the stream can, by reading and
 dropping what it gives where it cannot (a network body, a decompressor).
 
-The one forward skip of pfio: the codecs use it to seek forward in decompressed data, and
-the shard and TFRecord readers to resume inside a file.
+The one forward skip of pfio: the codecs use it to seek forward in decompressed data, the
+tar reader to pass over members' data, the shard and TFRecord readers to resume inside a
+file.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ def skip(f: IO[bytes], count: int) -> int:
 
     A seekable ``f`` seeks, and reads the last byte skipped to see that it is there (a
     decompressing reader decompresses up to it, a reader of a remote file starts fetching
-    there; only when it is missing is the size asked, with a seek to the end); another is
-    read and dropped, :data:`SKIP_CHUNK` bytes at a time.
+    there; only when it is missing is the size asked, with a seek to the end, or what is
+    left read when the stream cannot tell); another is read and dropped,
+    :data:`SKIP_CHUNK` bytes at a time.
 
     Raises:
         ValueError: a negative ``count``.
@@ -36,7 +38,11 @@ def skip(f: IO[bytes], count: int) -> int:
     f.seek(here + count - 1)
     if f.read(1):
         return count
-    end = f.seek(0, io.SEEK_END)
+    try:
+        end = f.seek(0, io.SEEK_END)
+    except (OSError, ValueError):  # a size it cannot tell: count what is left by reading
+        f.seek(here)
+        return drop(f, count)
     return f.seek(max(here, end)) - here
 
 

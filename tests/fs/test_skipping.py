@@ -76,3 +76,19 @@ def test_drop_without_a_count_reads_to_the_end():
 def test_a_negative_count_is_refused():
     with pytest.raises(ValueError, match="negative"):
         skip(io.BytesIO(b"abc"), -1)
+
+
+class NoEnd(io.BytesIO):
+    """A seekable stream that cannot tell its size (a seek from the end fails)."""
+
+    def seek(self, offset, whence=io.SEEK_SET):
+        if whence == io.SEEK_END:
+            raise io.UnsupportedOperation("no size")
+        return super().seek(offset, whence)
+
+
+def test_a_short_stream_without_a_size_is_counted_by_reading():
+    f = NoEnd(b"0123456789")
+    f.seek(3)
+    assert skip(f, 100) == 7
+    assert f.tell() == 10
