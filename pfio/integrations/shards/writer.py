@@ -28,6 +28,7 @@ import logging
 from typing import IO, Any
 
 from ...api import open_url
+from ...containers.tar_sources import GZIP_SUFFIXES
 from ...containers.tar_stream import TarStream, member_blocks
 from .counts import write_sidecar
 from .encode import encode_field
@@ -36,7 +37,6 @@ from .reader import split_name
 
 logger = logging.getLogger(__name__)
 
-GZIP_SUFFIXES = (".tar.gz", ".tgz")
 #: the mode and mtime of every member (fixed: the same samples give the same bytes)
 MEMBER_MODE = 0o444
 MEMBER_MTIME = 0
