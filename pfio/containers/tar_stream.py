@@ -101,12 +101,13 @@ class TarStream:
         at their start; None for a member without data, such as a directory).
 
         Raises:
-            ValueError: ``data`` ends before ``size`` bytes.
+            ValueError: ``data`` ends before ``size`` bytes, or is None with a ``size``.
         """
+        if size and data is None:
+            raise ValueError(f"member {name!r}: {size} bytes announced without data")
         self.write_blocks([header(name, size, mode, mtime, kind)])
         left = size
-        while left:
-            assert data is not None, "a member with a size needs its data"
+        while data is not None and left:
             chunk = data.read(min(left, COPY_CHUNK))
             if not chunk:
                 raise ValueError(f"member {name!r}: its data ends after {size - left} of "

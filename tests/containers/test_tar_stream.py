@@ -110,6 +110,13 @@ def test_data_shorter_than_its_size_is_refused():
         stream.add("x", 10, io.BytesIO(b"abc"), 0o644, 0)
 
 
+def test_a_size_without_data_is_refused():
+    out = io.BytesIO()
+    with pytest.raises(ValueError, match="'x': 10 bytes announced without data"):
+        TarStream(out).add("x", 10, None, 0o644, 0)
+    assert out.getvalue() == b""  # not even the header
+
+
 def test_an_abandoned_stream_writes_nothing_more():
     out = io.BytesIO()
     stream = TarStream(out, compresslevel=6)
