@@ -16,15 +16,12 @@ and no timestamp in its header: the same members give the same bytes).
 from __future__ import annotations
 
 import io
-import logging
 import tarfile
 from collections.abc import Iterable
 from typing import IO, Any
 
 from ..compression.codecs import CODECS, Compressing
 from ..fs.file_types import as_binary_io
-
-logger = logging.getLogger(__name__)
 
 BLOCK = tarfile.BLOCKSIZE
 RECORD = tarfile.RECORDSIZE
