@@ -572,3 +572,9 @@ def test_stored_members_follow_the_data_not_the_central_directory(local, tmp_pat
 def test_stored_members_open_as_named(archive):
     assert {name: archive.open(name, "rb").read() for name in archive.stored_members()} == \
         {name: data for name, data in MEMBERS.items() if data is not None}
+
+
+def test_stored_members_of_a_view_are_under_its_root(archive):
+    view = archive.subfs("dir")
+    assert view.stored_members() == ["a.txt", "sub/b.bin"]
+    assert view.open("sub/b.bin", "rb").read() == MEMBERS["dir/sub/b.bin"]
