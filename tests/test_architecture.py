@@ -20,8 +20,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pfio"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("pfio._uri", "pfio.errors", "pfio.registry", "pfio.config", "pfio.trace",
               "pfio.version", "pfio.checksums", "pfio.digests")),
-    # the file objects' parts that codecs wrap: modes, atomic sinks, text readers
-    ("files", ("pfio.fs.modes", "pfio.fs.writers")),
+    # the file objects' parts that codecs wrap: modes, atomic sinks, text readers, skips
+    ("files", ("pfio.fs.modes", "pfio.fs.writers", "pfio.fs.skipping")),
     ("codecs", ("pfio.compression",)),  # FS.open(compression=) calls them
     ("fs", ("pfio.fs",)),
     ("containers", ("pfio.containers",)),

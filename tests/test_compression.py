@@ -16,6 +16,8 @@ import pytest
 import zstandard
 
 import pfio
+from pfio.compression import CODECS as CODECS_BY_NAME
+from pfio.compression import DecodeError, decompressed
 from pfio.fs.local import Local
 
 CODECS = ["gzip", "bz2", "xz", "zstd"]
@@ -339,6 +341,77 @@ def test_corrupt_stream_in_text_mode(fs):
     with pytest.raises(OSError, match="corrupt gzip stream"):
         with fs.open("bad.gz", "r", compression="infer") as f:
             f.read()
+
+
+def test_a_wrong_gzip_crc_says_what_the_trailer_check_means(fs):
+    packed = bytearray(gzip.compress(DATA))
+    packed[-8] ^= 0x01  # the CRC-32 of the trailer
+    store(fs, "crc.gz", bytes(packed))
+    with pytest.raises(DecodeError, match="corrupt gzip stream .*CRC-32") as info:
+        with fs.open("crc.gz", "rb", compression="gzip") as f:
+            f.read()
+    assert (info.value.reason, info.value.errno) == ("corrupt", errno.EIO)
+
+
+def test_a_truncated_stream_is_a_decode_error_that_says_so(fs):
+    store(fs, "cut.gz", gzip.compress(DATA)[:-20])
+    with pytest.raises(DecodeError) as info:
+        with fs.open("cut.gz", "rb", compression="gzip") as f:
+            f.read()
+    assert info.value.reason == "truncated" and "end marker" in info.value.detail
+
+
+# -- zero padding after a gzip stream ---------------------------------------------------------
+
+def test_zeros_after_a_gzip_stream_are_skipped(fs):
+    store(fs, "padded.gz", gzip.compress(DATA) + bytes(10_000))
+    assert fs.open("padded.gz", "rb", compression="gzip").read() == DATA
+
+
+def test_zeros_between_gzip_streams_are_skipped(fs):
+    store(fs, "two.gz", gzip.compress(b"one ") + bytes(700) + gzip.compress(b"two"))
+    assert fs.open("two.gz", "rb", compression="gzip").read() == b"one two"
+
+
+def test_a_gzip_file_that_starts_with_zeros_is_corrupt(fs):
+    store(fs, "zeros.gz", bytes(100) + gzip.compress(b"x"))
+    with pytest.raises(DecodeError, match="corrupt gzip stream"):
+        fs.open("zeros.gz", "rb", compression="gzip").read()
+
+
+# -- decompressing any stream -----------------------------------------------------------------
+
+class OneWay(io.RawIOBase):
+    """``data`` as a stream that cannot seek (a network body)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = io.BytesIO(data)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        return self._data.readinto(b)
+
+
+def test_decompressed_reads_a_stream_and_seeks_forward():
+    f = decompressed(OneWay(gzip.compress(DATA)), CODECS_BY_NAME["gzip"], "one-way")
+    f.seek(1000)
+    assert f.read(10) == DATA[1000:1010]
+
+
+def test_decompressed_cannot_seek_back_in_a_stream_it_cannot_open_again():
+    f = decompressed(OneWay(gzip.compress(DATA)), CODECS_BY_NAME["gzip"], "one-way")
+    f.read(100_000)
+    with pytest.raises(io.UnsupportedOperation, match="one-way: cannot seek backward"):
+        f.seek(0)
+
+
+def test_decompressed_seeks_back_by_rewinding():
+    f = decompressed(io.BytesIO(gzip.compress(DATA)), CODECS_BY_NAME["gzip"], "rewinds")
+    f.read(100_000)
+    f.seek(5)
+    assert f.read(5) == DATA[5:10]
 
 
 def test_unknown_codec_lists_the_supported_ones(fs):

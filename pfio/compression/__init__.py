@@ -19,7 +19,8 @@ Reads stream: the compressed file is read and decompressed piece by piece, never
 whole. Text mode decodes on top. ``seek`` works: forward by decompressing up to the target,
 backward by decompressing again from the start (costly on large files: avoid it in loops),
 from the end by decompressing the whole file once. Concatenated streams (``cat a.gz b.gz``)
-read as one.
+read as one; zero bytes padding a gzip file (between or after its streams) are skipped, as
+the gzip command and Python's :mod:`gzip` skip them.
 
 Writes compress on the fly into the filesystem's atomic writer: the file is published when
 closed, and not at all when the ``with`` block that wrote it raised. Append mode (``"a"``)
@@ -42,7 +43,7 @@ from typing import IO, Any
 from ..fs.modes import Mode
 from ..fs.writers import atomic_writer, text_reader
 from .codecs import CODECS, MAGIC_SIZE, SUPPORTED, Codec, by_extension, by_magic, by_name
-from .streams import CompressingSink, DecompressingReader
+from .streams import CompressingSink, DecodeError, DecompressingReader
 
 #: ``open_file(mode, buffering, encoding, errors, newline)``: the stored file, opened
 OpenFile = Callable[[Mode, int, "str | None", "str | None", "str | None"], IO[Any]]
@@ -113,10 +114,25 @@ def _open_reader(open_file: OpenFile, name: str, where: str, codec: Codec | None
             if codec is None:
                 return raw
             codec.require()
-        reader = DecompressingReader(open_raw, codec, where, raw)
+        return decompressed(raw, codec, where, open_raw, buffering)
     except BaseException:
         raw.close()
         raise
+
+
+def decompressed(raw: IO[bytes], codec: Codec, name: str,
+                 open_raw: Callable[[], IO[bytes]] | None = None,
+                 buffering: int = -1) -> io.BufferedReader:
+    """A buffered reader of the decompressed bytes of ``raw`` (a binary reader of ``codec``
+    data): seekable, as :class:`~pfio.compression.streams.DecompressingReader` describes
+    (backward by rewinding ``raw``, or opening it again with ``open_raw``). Closing it
+    closes ``raw``.
+
+    Raises (from reads):
+        DecodeError: (an ``OSError``, ``errno.EIO``, ``filename`` = ``name``) corrupt or
+            truncated data.
+    """
+    reader = DecompressingReader(raw, codec, name, open_raw)
     return io.BufferedReader(reader, buffering if buffering > 1 else io.DEFAULT_BUFFER_SIZE)
 
 
@@ -136,4 +152,4 @@ def _head(raw: IO[bytes], open_raw: Any) -> tuple[bytes, IO[bytes]]:
     return head, open_raw()
 
 
-__all__ = ["open_compressed", "SUPPORTED", "CODECS", "Codec"]
+__all__ = ["open_compressed", "decompressed", "DecodeError", "SUPPORTED", "CODECS", "Codec"]

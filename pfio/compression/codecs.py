@@ -71,7 +71,8 @@ class Codec:
 
 def _gzip_reader(raw: IO[bytes]) -> Decompressed:
     # zlib parses the gzip header and checks the CRC and length itself (wbits 16 + 15)
-    return DecoderReader(raw, lambda: zlib.decompressobj(16 + zlib.MAX_WBITS), bounded=True)
+    return DecoderReader(raw, lambda: zlib.decompressobj(16 + zlib.MAX_WBITS), bounded=True,
+                         padded=True)
 
 
 def _gzip_writer(raw: IO[bytes], level: int | None) -> Compressing:

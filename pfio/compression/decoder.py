@@ -29,17 +29,23 @@ class DecoderReader(io.RawIOBase):
         bounded: the decompressor takes ``max_length``, so the output of one call stays small.
             An unbounded one decompresses a whole chunk of input at once, which for a
             pathologically compressible stream can be a large buffer.
+        padded: zero bytes after a stream are skipped (a gzip file may be padded with zeros,
+            between or after its streams, as the gzip command and Python's :mod:`gzip`
+            accept; a file that starts with zeros is still not a stream).
 
     Raises (from reads):
         EOFError: the input ends inside a stream.
         The decompressor's own error: the input is not valid compressed data.
     """
 
-    def __init__(self, raw: IO[bytes], new_decoder: Callable[[], Any], bounded: bool) -> None:
+    def __init__(self, raw: IO[bytes], new_decoder: Callable[[], Any], bounded: bool,
+                 padded: bool = False) -> None:
         super().__init__()
         self._raw = raw
         self._new_decoder = new_decoder
         self._bounded = bounded
+        self._padded = padded
+        self._ended_one = False  # a stream ended: zeros may follow
         self._decoder = new_decoder()
         self._in_stream = False
         self._input = b""
@@ -71,6 +77,11 @@ class DecoderReader(io.RawIOBase):
                 if self._in_stream:
                     raise EOFError("compressed stream ended before its end marker")
                 return False
+        if self._padded and self._ended_one and not self._in_stream:
+            self._input = self._input.lstrip(b"\0")
+            if not self._input:  # zeros only so far: read on
+                self._output, self._offset = b"", 0
+                return True
         self._in_stream = True
         decoder = self._decoder
         if self._bounded:
@@ -83,4 +94,5 @@ class DecoderReader(io.RawIOBase):
             self._input = decoder.unused_data + self._input
             self._decoder = self._new_decoder()
             self._in_stream = False
+            self._ended_one = True
         return True

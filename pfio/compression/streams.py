@@ -9,45 +9,71 @@ import logging
 from collections.abc import Callable
 from typing import IO, Any
 
+from ..fs.skipping import SKIP_CHUNK, drop
 from ..fs.writers import AtomicSink
 from .codecs import Codec, describe, is_decode_error
 
 logger = logging.getLogger(__name__)
 
-#: the largest piece decompressed at a time while skipping forward
-SKIP_CHUNK = 1024 * 1024
-
 #: compressed bytes fetched from the underlying file at a time (decoders ask for small pieces)
 RAW_BUFFER = 1024 * 1024
 
 
-def decode_error(codec: Codec, name: str, exc: BaseException) -> OSError:
-    """The ``OSError`` (``errno.EIO``, ``filename`` set) reporting bad compressed data."""
-    return OSError(errno.EIO, f"{describe(exc)} {codec.name} stream ({exc})", name)
+class DecodeError(OSError):
+    """Bad or truncated compressed data: ``errno.EIO``, ``filename`` the file's name.
+
+    ``reason`` is ``"truncated"`` or ``"corrupt"``, ``detail`` what the decoder said (with
+    what it means, for zlib's terse trailer checks), for callers that say it in their own
+    words (an archive's :class:`~pfio.errors.ArchiveError`).
+    """
+
+    reason = "corrupt"
+    detail = ""
+
+
+#: what zlib's complaints about a gzip or zlib trailer mean
+_TRAILER_CHECKS = {
+    "incorrect data check": "the checksum (CRC-32 or Adler-32) of the data does not match",
+    "incorrect length check": "the length of the data does not match the trailer",
+}
+
+
+def decode_error(codec: str, name: str, exc: BaseException) -> DecodeError:
+    """The :class:`DecodeError` reporting that ``exc`` (raised by the reader of the codec
+    named ``codec``) found bad compressed data in the file ``name``."""
+    reason = describe(exc)
+    detail = str(exc)
+    meaning = next((m for check, m in _TRAILER_CHECKS.items() if check in detail), None)
+    if meaning is not None:
+        detail = f"{detail}: {meaning}"
+    error = DecodeError(errno.EIO, f"{reason} {codec} stream ({detail})", name)
+    error.reason, error.detail = reason, detail
+    return error
 
 
 class DecompressingReader(io.RawIOBase):
     """The decompressed bytes of a compressed file, as a seekable raw stream.
 
-    ``open_raw`` opens the compressed file in binary mode; ``raw`` is a file it already
-    opened (used first). Seeking forward decompresses and discards up to the target;
-    seeking backward starts over from the beginning of the compressed file (rewinding it
-    when it is seekable, opening it again otherwise), which costs a decompression of
-    everything before the target. Seeking from the end decompresses the whole file first.
-    A target past the end leaves the position at the end.
+    ``raw`` is the compressed file, open in binary mode; ``open_raw`` opens it again (None:
+    it cannot be). Seeking forward decompresses and
+    discards up to the target; seeking backward starts over from the beginning of the
+    compressed file (rewinding it when it is seekable, opening it again otherwise), which
+    costs a decompression of everything before the target. Seeking from the end
+    decompresses the whole file first. A target past the end leaves the position at the end.
 
-    Bad or truncated data raises ``OSError`` with ``errno.EIO`` and ``filename`` = ``name``.
+    Bad or truncated data raises :class:`DecodeError` (an ``OSError`` with ``errno.EIO``
+    and ``filename`` = ``name``).
     """
 
     mode = "rb"
 
-    def __init__(self, open_raw: Callable[[], IO[bytes]], codec: Codec, name: str,
-                 raw: IO[bytes] | None = None) -> None:
+    def __init__(self, raw: IO[bytes], codec: Codec, name: str,
+                 open_raw: Callable[[], IO[bytes]] | None = None) -> None:
         super().__init__()
         self.name = name
         self._codec = codec
         self._open_raw = open_raw
-        self._raw = _buffered(raw if raw is not None else open_raw())
+        self._raw = _buffered(raw)
         self._stream = codec.reader(self._raw)
         self._position = 0
 
@@ -67,7 +93,7 @@ class DecompressingReader(io.RawIOBase):
             count = self._stream.readinto(buffer)
         except Exception as exc:
             if is_decode_error(self._codec, exc):
-                raise decode_error(self._codec, self.name, exc) from exc
+                raise decode_error(self._codec.name, self.name, exc) from exc
             raise
         self._position += count
         return count
@@ -85,7 +111,7 @@ class DecompressingReader(io.RawIOBase):
         elif whence == io.SEEK_CUR:
             target = self._position + offset
         elif whence == io.SEEK_END:
-            self._skip(None)
+            drop(self)
             target = self._position + offset
         else:
             raise ValueError(f"invalid whence ({whence}, should be 0, 1 or 2)")
@@ -93,27 +119,20 @@ class DecompressingReader(io.RawIOBase):
             raise ValueError(f"negative seek position {target}")
         if target < self._position:
             self._restart()
-        self._skip(target - self._position)
+        drop(self, target - self._position)
         return self._position
 
-    def _skip(self, count: int | None) -> None:
-        """Decompress and drop ``count`` bytes (all the rest when None), or up to the end."""
-        scratch = memoryview(bytearray(SKIP_CHUNK if count is None
-                                       else min(max(count, 1), SKIP_CHUNK)))
-        while count is None or count > 0:
-            size = len(scratch) if count is None else min(count, len(scratch))
-            read = self.readinto(scratch[:size])
-            if not read:
-                return
-            if count is not None:
-                count -= read
-
     def _restart(self) -> None:
+        rewind = self._raw.seekable()
+        if not rewind and self._open_raw is None:
+            raise io.UnsupportedOperation(f"{self.name}: cannot seek backward in a stream "
+                                          "that can neither rewind nor be opened again")
         logger.debug("seeking backward in %s: decompressing again from the start", self.name)
         self._stream.close()
-        if self._raw.seekable():
+        if rewind:
             self._raw.seek(0)
         else:
+            assert self._open_raw is not None
             self._raw.close()
             self._raw = _buffered(self._open_raw())
         self._stream = self._codec.reader(self._raw)

@@ -22,7 +22,6 @@ in ``.tar.gz`` or ``.tgz`` writes a gzip-compressed archive.
 
 from __future__ import annotations
 
-import gzip
 import io
 import logging
 from collections.abc import Callable
@@ -37,7 +36,14 @@ from .base import ArchiveFS
 from .names import ArchiveIndex, Entry
 from .tar_index import Unreadable, scan
 from .tar_io import RangeReader, ReadAt
-from .tar_sources import DECODE_ERRORS, GZIP_MAGIC, GZIP_SUFFIXES, decode_error, read_to_end
+from .tar_sources import (
+    DECODE_ERRORS,
+    GZIP_MAGIC,
+    GZIP_SUFFIXES,
+    decode_error,
+    gunzipped,
+    read_to_end,
+)
 from .tar_writer import TarWriter
 
 logger = logging.getLogger(__name__)
@@ -113,9 +119,9 @@ class Tar(ArchiveFS):
             scanner.seek(0)
             if not self.compressed:
                 return scan(as_binary_io(scanner), self._label)
-            with gzip.GzipFile(fileobj=scanner, mode="rb") as stream:
-                index = scan(as_binary_io(stream), self._label)
-                self._data_size = read_to_end(as_binary_io(stream), self._label)
+            with gunzipped(as_binary_io(scanner), self._label) as stream:
+                index = scan(stream, self._label)
+                self._data_size = read_to_end(stream, self._label)
                 return index
 
     def _open_member(self, entry: Entry, buffering: int) -> IO[bytes]:
@@ -160,7 +166,7 @@ class Tar(ArchiveFS):
         """A member of a compressed archive: decompressed from the archive's start."""
         scanner = RangeReader(self._read_at, archive=self._label,
                               max_chunk=self.stream_chunk_size)
-        stream = gzip.GzipFile(fileobj=scanner, mode="rb")
+        stream = gunzipped(as_binary_io(scanner), self._label)
         end = offset + size
         verify = self._data_size - end <= VERIFY_TAIL
 
@@ -171,7 +177,7 @@ class Tar(ArchiveFS):
             except DECODE_ERRORS as exc:
                 raise decode_error(self._label, exc) from exc
             if verify and at + len(data) == end:
-                read_to_end(as_binary_io(stream), self._label)
+                read_to_end(stream, self._label)
             return data
 
         def close() -> None:

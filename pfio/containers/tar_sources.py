@@ -3,20 +3,22 @@
 :class:`Chunks` reads on in large chunks (a shard streamed front to back, every member's
 data wanted); :class:`Seeking` reads the headers of a seekable file and seeks over the
 data (the index of a tar container, which reads members later, by offset). A
-gzip-compressed archive is read through :class:`gzip.GzipFile`: :data:`DECODE_ERRORS` are
-what it raises on damage, :func:`decode_error` says so naming the archive, and
-:func:`read_to_end` makes it check the gzip trailer.
+gzip-compressed archive is read through the gzip codec of :mod:`pfio.compression`
+(:func:`gunzipped`): :data:`DECODE_ERRORS` are what it raises on damage,
+:func:`decode_error` says so naming the archive, and :func:`read_to_end` makes it check the
+gzip trailer.
 """
 
 from __future__ import annotations
 
-import gzip
+import io
 import logging
-import zlib
 from typing import IO, Protocol
 
+from ..compression import CODECS, DecodeError, decompressed
 from ..errors import ArchiveError
 from ..fs.file_types import read_into
+from ..fs.skipping import skip
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +34,7 @@ TRAILER_LIMIT = 64 << 10
 GZIP_MAGIC = b"\x1f\x8b"
 GZIP_SUFFIXES = (".tar.gz", ".tgz")
 #: what decompressing a truncated or corrupt ``.tar.gz`` raises
-DECODE_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
+DECODE_ERRORS = (DecodeError,)
 
 
 class Source(Protocol):
@@ -127,8 +129,9 @@ class Chunks:
 
 class Seeking:
     """The headers of the seekable file ``f`` (positioned at ``start``), read as asked; data
-    is skipped by seeking, and the last byte skipped is read to check that it is there (so a
-    read-ahead reader reads on, and a member cut short is found, as :mod:`tarfile` does)."""
+    is skipped by :func:`~pfio.fs.skipping.skip`: by seeking, reading the last byte skipped
+    to check that it is there (so a read-ahead reader reads on, and a member cut short is
+    found, as :mod:`tarfile` does)."""
 
     __slots__ = ("_f", "offset")
 
@@ -147,26 +150,28 @@ class Seeking:
         return data
 
     def skip(self, n: int) -> bool:
-        if not n:
-            return True
-        self._f.seek(self.offset + n - 1)
-        self.offset += n
-        return bool(self._f.read(1))
+        moved = skip(self._f, n)
+        self.offset += moved
+        return moved == n
 
     def finish(self) -> None:
         pass
 
 
-def decode_error(archive: str, exc: BaseException) -> ArchiveError:
-    """The :class:`ArchiveError` for a decompression error ``exc`` of ``archive``."""
-    if isinstance(exc, EOFError):
-        return ArchiveError(f"{archive}: truncated compressed archive ({exc})")
-    return ArchiveError(f"{archive}: corrupt compressed archive ({exc})")
+def gunzipped(raw: IO[bytes], archive: str) -> io.BufferedReader:
+    """The decompressed bytes of the gzip stream ``raw`` (``archive`` names it in errors):
+    seekable, backward by rewinding ``raw``; closing it closes ``raw``."""
+    return decompressed(raw, CODECS["gzip"], archive)
+
+
+def decode_error(archive: str, exc: DecodeError) -> ArchiveError:
+    """The :class:`ArchiveError` for the decompression error ``exc`` of ``archive``."""
+    return ArchiveError(f"{archive}: {exc.reason} compressed archive ({exc.detail})")
 
 
 def read_to_end(stream: IO[bytes], archive: str, chunk: int = 1 << 20) -> int:
-    """Read the decompressing ``stream`` to its end, so that :mod:`gzip` checks the trailer
-    of every gzip member (the CRC-32 and length of its data: without it a flipped byte in
+    """Read the decompressing ``stream`` to its end, so that the trailer of every gzip
+    member is checked (the CRC-32 and length of its data: without it a flipped byte in
     the compressed data reads as wrong data, silently); return the stream's position.
 
     Raises:

@@ -1,13 +1,13 @@
 """Writing a new tar archive (or ``.tar.gz``) as one stream to any writable filesystem.
 
-The archive goes through :mod:`tarfile` in stream mode (``"w|"``, ``"w|gz"``, pax format:
-long names need no special care) onto the all-or-nothing writer of the backing filesystem
-(``backend.open(path, "wb")``). A tar header carries the member's size, so each member is
-spooled (in memory up to a limit, then in a temporary file) and appended, header and data,
-when its writer is closed: several members may be open at once, and the archive itself is
-never held in memory. The archive appears when it is closed; if it is abandoned (an
-exception left the ``with`` block, appending a member failed) nothing is published.
-"""
+The archive is written by pfio's tar stream writer (:mod:`.tar_stream`: pax format, long
+names need no special care; gzip at level 9 for ``.tar.gz``) onto the all-or-nothing writer
+of the backing filesystem (``backend.open(path, "wb")``). A tar header carries the member's
+size, so each member is spooled (in memory up to a limit, then in a temporary file) and
+appended, header and data, when its writer is closed: several members may be open at once,
+and the archive itself is never held in memory. The archive appears when it is closed; if
+it is abandoned (an exception left the ``with`` block, appending a member failed) nothing
+is published."""
 
 from __future__ import annotations
 
@@ -22,8 +22,12 @@ from typing import IO, Any
 from ..errors import ArchiveError
 from ..fs.modes import Mode
 from ..fs.writers import AtomicSink, atomic_writer
+from .tar_stream import TarStream
 
 logger = logging.getLogger(__name__)
+
+#: the gzip level of a ``.tar.gz`` archive (tarfile's, which wrote them before)
+COMPRESSLEVEL = 9
 
 
 class TarWriter:
@@ -38,12 +42,7 @@ class TarWriter:
                  on_written: Callable[..., Any], spool_limit: int = 8 << 20) -> None:
         self._stream = stream
         self._archive = archive
-        self._output = _Output(stream)
-        # typeshed's overloads of tarfile.open want a file typeshed knows; _Output has every
-        # method a stream mode calls (write, close)
-        self._tar = tarfile.open(fileobj=self._output,  # type: ignore[call-overload]
-                                 mode="w|gz" if compress else "w|",
-                                 format=tarfile.PAX_FORMAT, bufsize=1 << 20)
+        self._tar = TarStream(stream, COMPRESSLEVEL if compress else None)
         self._on_written = on_written
         self.spool_limit = spool_limit
         self._lock = threading.Lock()
@@ -68,23 +67,23 @@ class TarWriter:
 
     def add_dir(self, key: str) -> None:
         """Append the entry of directory ``key``."""
-        self._append(_header(key, tarfile.DIRTYPE, 0o755, 0), None)
+        self._append(key, tarfile.DIRTYPE, 0o755, 0, None)
 
     def add_member(self, key: str, data: IO[bytes], size: int) -> None:
         """Append member ``key`` with ``size`` bytes of ``data`` (positioned at its start)."""
-        self._append(_header(key, tarfile.REGTYPE, 0o644, size), data)
+        self._append(key, tarfile.REGTYPE, 0o644, size, data)
 
-    def _append(self, info: tarfile.TarInfo, data: IO[bytes] | None) -> None:
-        key = info.name
+    def _append(self, key: str, kind: bytes, mode: int, size: int,
+                data: IO[bytes] | None) -> None:
         with self._lock:
             self._check_open(key)
+            mtime = int(time.time())
             try:
-                self._tar.addfile(info, data)
+                self._tar.add(key, size, data, mode, mtime, kind)
             except BaseException as exc:
                 self._failure = f"appending {key!r} failed ({exc!r})"
                 raise
-            self._on_written(key, info.isdir(), size=info.size, mtime=info.mtime,
-                             mode=info.mode)
+            self._on_written(key, kind == tarfile.DIRTYPE, size=size, mtime=mtime, mode=mode)
 
     def close(self) -> None:
         """Finish the archive and publish it (nothing is published after a failure).
@@ -102,7 +101,7 @@ class TarWriter:
             raise ArchiveError(f"{self._archive}: not published: {self._failure}")
         self.closed = True
         try:
-            self._tar.close()
+            self._tar.finish()
         except BaseException:
             self._abort_stream()
             raise
@@ -116,8 +115,7 @@ class TarWriter:
         self._abort_stream()
 
     def _abort_stream(self) -> None:
-        self._output.stream = None
-        self._tar.close()  # into nothing: only releases what tarfile holds
+        self._tar.abandon()
         abort = getattr(self._stream, "abort", None)
         if abort is None:
             logger.warning("%s: the backing writer cannot be aborted; what was written may "
@@ -125,28 +123,6 @@ class TarWriter:
         else:
             abort()
         self._stream.close()
-
-
-class _Output:
-    """The archive's stream as :mod:`tarfile` sees it; once ``stream`` is None (the archive
-    was abandoned) writes go nowhere."""
-
-    def __init__(self, stream: IO[bytes]) -> None:
-        self.stream: IO[bytes] | None = stream
-
-    def write(self, data: Any) -> int:
-        if self.stream is None:
-            return len(data)
-        return self.stream.write(data)
-
-
-def _header(key: str, kind: bytes, perm: int, size: int) -> tarfile.TarInfo:
-    info = tarfile.TarInfo(key)
-    info.type = kind
-    info.mode = perm
-    info.size = size
-    info.mtime = int(time.time())
-    return info
 
 
 class _MemberSink(AtomicSink):

@@ -216,6 +216,18 @@ class Zip(ArchiveFS):
         entry = self._lookup(path)
         return entry is not None and entry.is_dir
 
+    def stored_members(self) -> list[str]:
+        """The names of the archive's members (directories left out), in the order their
+        data is stored in the archive: reading them in this order reads the archive front to
+        back. Each name opens with :meth:`open` (in a view made by :meth:`subfs`, the members
+        under its root, named from there)."""
+        prefix = f"{self.root}/" if self.root else ""
+        members = [(entry.info.header_offset, entry.name[len(prefix):])
+                   for entry in self.index.entries.values()
+                   if not entry.is_dir and entry.info is not None
+                   and entry.name.startswith(prefix)]
+        return [name for _, name in sorted(members)]
+
     def _open_member(self, entry: Entry, buffering: int) -> IO[bytes]:
         if self._closed:
             raise ValueError(f"I/O operation on a closed archive: {self._label}")

@@ -11,21 +11,20 @@ from __future__ import annotations
 import abc
 import builtins
 import errno
-import fnmatch
 import functools
 import io
 import os
 import posixpath
-import re
 import warnings
 from collections.abc import Iterable, Iterator
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from .. import registry
-from .._uri import confined_name, join_confined, parent_directories, without_userinfo
+from .._uri import confined_name, join_confined, without_userinfo
 from ..trace import hook
 from ..trace.ppe import Profilable, Tag
+from .globbing import has_magic, walk
 from .modes import Mode, parse_mode
 from .stat import FileStat
 from .writers import text_reader
@@ -226,45 +225,7 @@ class FS(Profilable, abc.ABC):
         parts = [p for p in inside.split("/") if p not in ("", ".")]
         if not parts:
             return []
-        return sorted(set(self._glob("/" if inside.startswith("/") else "", parts)))
-
-    def _glob(self, base: str, parts: builtins.list[str]) -> Iterator[str]:
-        head, rest = parts[0], parts[1:]
-        if head == "**":
-            entries = list(self._safe_entries(base, recursive=True))
-            files = [name for name, is_dir in entries if not is_dir]
-            dirs = {name for name, is_dir in entries if is_dir}
-            dirs |= parent_directories(files)  # those a listing names only through files
-            if rest:
-                yield from self._glob(base, rest)
-                for name in sorted(dirs):
-                    yield from self._glob(posixpath.join(base, name), rest)
-            else:
-                yield from (posixpath.join(base, name) for name in (*dirs, *files))
-            return
-        if not _has_magic(head):
-            candidate = posixpath.join(base, head)
-            if not rest:
-                if self.exists(candidate):
-                    yield candidate
-            elif self.isdir(candidate):
-                yield from self._glob(candidate, rest)
-            return
-        matcher = re.compile(fnmatch.translate(head)).match
-        for name, is_dir in self._safe_entries(base):
-            if not matcher(name):
-                continue
-            candidate = posixpath.join(base, name)
-            if not rest:
-                yield candidate
-            elif is_dir:
-                yield from self._glob(candidate, rest)
-
-    def _safe_entries(self, path: str, recursive: bool = False) -> Iterator[tuple[str, bool]]:
-        try:
-            yield from self._entries(path, recursive)
-        except (FileNotFoundError, NotADirectoryError):
-            return
+        return sorted(set(walk(self, "/" if inside.startswith("/") else "", parts)))
 
     def _entries(self, path: str, recursive: bool = False) -> Iterator[tuple[str, bool]]:
         """``(name, is_dir)`` of what ``list(path, recursive)`` names, the name without a
@@ -497,5 +458,5 @@ def stream_copy(src: FS, src_path: str, dst: FS, dst_path: str,
     return copied
 
 
-def _has_magic(part: str) -> bool:
-    return any(c in part for c in "*?[")
+#: the name integrations import the wildcard test by
+_has_magic = has_magic

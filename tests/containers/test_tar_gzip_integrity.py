@@ -85,3 +85,16 @@ def test_member_read_reaching_the_end_checks_the_trailer(tmp_path, local, limit)
         with pytest.raises(ArchiveError, match=r"a\.tgz.*CRC"):
             with tar.open(last, "rb") as f:
                 f.read()
+
+
+def test_zeros_after_the_gzip_stream_are_padding(tmp_path, local):
+    """gzip and Python's gzip module skip zeros after a stream: such an archive reads."""
+    (tmp_path / "a.tgz").write_bytes(GOOD + bytes(10240))
+    assert read_all(local, "a.tgz") == MEMBERS
+
+
+def test_a_gzip_member_after_zeros_reads_on(tmp_path, local):
+    raw = gzip.decompress(GOOD)
+    split = gzip.compress(raw[:4096], mtime=0) + bytes(600) + gzip.compress(raw[4096:], mtime=0)
+    (tmp_path / "a.tgz").write_bytes(split)
+    assert read_all(local, "a.tgz") == MEMBERS

@@ -556,3 +556,25 @@ def test_open_url_of_missing_member(make_zip, tmp_path):
     make_zip(MEMBERS)
     with pytest.raises(KeyError):
         pfio.open_url(str(tmp_path / "a.zip" / "nope"), "rb")
+
+
+# -- stored order -------------------------------------------------------------------------
+
+def test_stored_members_follow_the_data_not_the_central_directory(local, tmp_path):
+    with zipfile.ZipFile(tmp_path / "o.zip", "w") as zf:
+        for name in ("z.txt", "d/", "a.txt", "m.txt"):
+            zf.writestr(name, b"" if name.endswith("/") else name.encode())
+        zf.filelist.reverse()  # the central directory lists them backwards
+    with local.open_zip("o.zip") as z:
+        assert z.stored_members() == ["z.txt", "a.txt", "m.txt"]
+
+
+def test_stored_members_open_as_named(archive):
+    assert {name: archive.open(name, "rb").read() for name in archive.stored_members()} == \
+        {name: data for name, data in MEMBERS.items() if data is not None}
+
+
+def test_stored_members_of_a_view_are_under_its_root(archive):
+    view = archive.subfs("dir")
+    assert view.stored_members() == ["a.txt", "sub/b.bin"]
+    assert view.open("sub/b.bin", "rb").read() == MEMBERS["dir/sub/b.bin"]

@@ -11,6 +11,7 @@ import pytest
 import pfio
 from pfio.errors import ArchiveError
 from pfio.integrations.shards import iter_members, iter_samples, split_name
+from pfio.integrations.shards.reader import stream_members
 
 wds = pytest.importorskip("webdataset")
 
@@ -172,6 +173,38 @@ def test_zip_reading_resumes_at_a_member_index(tmp_path):
             z.writestr(f"{i}.txt", b"%d" % i)
     located = list(iter_samples(str(path)))
     assert [s["__key__"] for s in _samples(str(path), located[2][0])] == ["2", "3"]
+
+
+def test_a_gzip_shard_padded_with_zeros_reads(tmp_path):
+    url = _put(tmp_path, "s.tar.gz", gzip.compress(_tar([("a.txt", b"1")])) + bytes(4096))
+    assert _samples(url) == [{"__key__": "a", "__url__": url, "txt": b"1"}]
+
+
+def test_resuming_past_the_end_of_a_gzip_shard_is_an_error(tmp_path):
+    data = _tar([("a.txt", b"1")])
+    url = _put(tmp_path, "s.tar.gz", gzip.compress(data))
+    with pytest.raises(ArchiveError, match=f"{url}: truncated archive: it ends at position "
+                       f"{len(data)}, before the position {len(data) + 512}"):
+        _samples(url, len(data) + 512)
+
+
+def test_a_stream_resumes_at_a_position_by_reading_on(tmp_path):
+    data = _tar([("a.txt", b"1"), ("b.txt", b"2")])
+    members = list(stream_members(_OneWay(data), "s.tar", 1024))
+    assert [(m.name, m.data) for m in members] == [("b.txt", b"2")]
+
+
+class _OneWay(io.RawIOBase):
+    """``data`` as a stream that cannot seek (a network body)."""
+
+    def __init__(self, data):
+        self._data = io.BytesIO(data)
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        return self._data.readinto(b)
 
 
 # -- damaged shards ------------------------------------------------------------------------

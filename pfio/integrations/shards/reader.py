@@ -17,18 +17,18 @@ resumes within a shard skips what it already read (seeking in an uncompressed ta
 
 from __future__ import annotations
 
-import gzip
 import io
 import logging
 from collections.abc import Iterator
 from typing import IO, Any
 
 from ...api import from_url, open_url
-from ...containers.base import ArchiveFS
 from ...containers.tar_format import Member, iter_tar
-from ...containers.tar_sources import DECODE_ERRORS, GZIP_MAGIC, decode_error
+from ...containers.tar_sources import DECODE_ERRORS, GZIP_MAGIC, decode_error, gunzipped
+from ...containers.zip import Zip
 from ...errors import ArchiveError
 from ...fs.file_types import as_binary_io, read_into
+from ...fs.skipping import drop, skip
 
 logger = logging.getLogger(__name__)
 
@@ -96,23 +96,21 @@ def stream_members(source: IO[bytes], url: str, start: int = 0) -> Iterator[Memb
             _skip(stream, start, url)
         yield from iter_tar(stream, url, start)
         return
-    with gzip.GzipFile(fileobj=stream, mode="rb") as unzipped:
+    with gunzipped(stream, url) as unzipped:
         try:
             if start:
-                _skip(as_binary_io(unzipped), start, url)
-            yield from iter_tar(as_binary_io(unzipped), url, start)
-            while unzipped.read(1 << 20):  # the gzip trailer (CRC-32, length) is checked
-                pass
+                _skip(unzipped, start, url)
+            yield from iter_tar(unzipped, url, start)
+            drop(unzipped)  # the gzip trailer (CRC-32, length) is checked
         except DECODE_ERRORS as exc:
             raise decode_error(url, exc) from exc
 
 
-def _skip(f: IO[bytes], n: int, url: str) -> None:
-    while n:
-        got = len(f.read(min(n, 1 << 20)))
-        if not got:
-            raise ArchiveError(f"{url}: truncated archive: it ends before position {n}")
-        n -= got
+def _skip(f: IO[bytes], start: int, url: str) -> None:
+    moved = skip(f, start)
+    if moved < start:
+        raise ArchiveError(f"{url}: truncated archive: it ends at position {moved}, before "
+                           f"the position {start} to resume from")
 
 
 class Prefixed(io.RawIOBase):
@@ -149,15 +147,12 @@ class Prefixed(io.RawIOBase):
 
 def _zip_members(url: str, start: int) -> Iterator[Member]:
     with from_url(url) as archive:
-        if not isinstance(archive, ArchiveFS):
-            raise ArchiveError(f"{url}: opened as {type(archive).__name__}, not as an archive")
-        entries = sorted((e for e in archive.index.entries.values()
-                          if not e.is_dir and e.info is not None),
-                         key=lambda e: e.info.header_offset)
-        for i in range(start, len(entries)):
-            name = entries[i].name
-            with archive.open(name, "rb") as f:
-                yield Member(name, f.read(), i)
+        if not isinstance(archive, Zip):
+            raise ArchiveError(f"{url}: opened as {type(archive).__name__}, not as a zip")
+        names = archive.stored_members()
+        for i in range(start, len(names)):
+            with archive.open(names[i], "rb") as f:
+                yield Member(names[i], f.read(), i)
 
 
 def iter_samples(url: str, start: int = 0) -> Iterator[tuple[int, Sample]]:

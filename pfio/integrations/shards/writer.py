@@ -7,9 +7,10 @@ would pass ``maxsize`` bytes.
 Each sample ``{"__key__": "a/b", "jpg": ..., "cls": 3}`` becomes the members ``a/b.cls`` and
 ``a/b.jpg`` (extensions in sorted order, as webdataset's ``TarWriter`` writes them), values
 encoded by :func:`~pfio.integrations.shards.encode.encode_field`. Fields whose names start with
-``_`` (``__key__``, ``__url__``) are not written. Headers are fixed (mtime 0, uid/gid 0, no
-user or group names, mode 0444, pax format only where a name needs it), so the same samples
-give the same bytes. A name ending in ``.tar.gz`` or ``.tgz`` writes a gzip-compressed shard
+``_`` (``__key__``, ``__url__``) are not written. Shards are written by pfio's one tar writer
+(:mod:`pfio.containers.tar_stream`) with fixed headers (mtime 0, uid/gid 0, no user or group
+names, mode 0444, pax format only where a name needs it), so the same samples give the same
+bytes. A name ending in ``.tar.gz`` or ``.tgz`` writes a gzip-compressed shard
 (with a fixed gzip header too).
 
 A shard is published when it is closed (pfio's writers are all-or-nothing): an exception
@@ -23,13 +24,12 @@ still take them, and ``sidecar=True`` still writes them.)
 
 from __future__ import annotations
 
-import gzip
 import logging
-import tarfile
 from typing import IO, Any
 
 from ...api import open_url
-from ...fs.file_types import as_binary_io
+from ...containers.tar_sources import GZIP_SUFFIXES
+from ...containers.tar_stream import TarStream, member_blocks
 from .counts import write_sidecar
 from .encode import encode_field
 from .index import INDEX_NAME, ShardEntry, base_of, relative_name, write_index
@@ -37,17 +37,11 @@ from .reader import split_name
 
 logger = logging.getLogger(__name__)
 
-_BLOCK = tarfile.BLOCKSIZE
-_RECORD = tarfile.RECORDSIZE
-GZIP_SUFFIXES = (".tar.gz", ".tgz")
-
-
-def _header(name: str, size: int) -> bytes:
-    info = tarfile.TarInfo(name)
-    info.size, info.mtime, info.mode = size, 0, 0o444
-    info.uid = info.gid = 0
-    info.uname = info.gname = ""
-    return info.tobuf(tarfile.PAX_FORMAT, "utf-8", "surrogateescape")
+#: the mode and mtime of every member (fixed: the same samples give the same bytes)
+MEMBER_MODE = 0o444
+MEMBER_MTIME = 0
+#: the gzip level of a compressed shard
+COMPRESSLEVEL = 6
 
 
 def sample_members(sample: dict[str, Any]) -> list[tuple[str, bytes]]:
@@ -78,14 +72,8 @@ def sample_members(sample: dict[str, Any]) -> list[tuple[str, bytes]]:
 
 def tar_bytes(members: list[tuple[str, bytes]]) -> list[bytes]:
     """The tar blocks (headers, data, padding) of ``members``."""
-    out = []
-    for name, data in members:
-        out.append(_header(name, len(data)))
-        out.append(data)
-        pad = -len(data) % _BLOCK
-        if pad:
-            out.append(bytes(pad))
-    return out
+    return [block for name, data in members
+            for block in member_blocks(name, data, MEMBER_MODE, MEMBER_MTIME)]
 
 
 class TarShardWriter:
@@ -108,16 +96,13 @@ class TarShardWriter:
         self.size = 0
         self.offsets: list[int] = []
         self.lengths: list[int] = []
-        self.compressed = False
         #: the bytes of the published shard (None until it is published)
         self.published_size: int | None = None
         self.closed = False
+        self.compressed = compress if compress is not None else \
+            url.lower().endswith(GZIP_SUFFIXES)
         self._file: IO[bytes] = open_url(url, "wb")
-        self._out: IO[bytes] = self._file
-        if compress if compress is not None else url.lower().endswith(GZIP_SUFFIXES):
-            self.compressed = True
-            self._out = as_binary_io(gzip.GzipFile(filename="", mode="wb", fileobj=self._file,
-                                                   compresslevel=6, mtime=0))
+        self._tar = TarStream(self._file, COMPRESSLEVEL if self.compressed else None)
 
     def write(self, sample: dict[str, Any]) -> int:
         """Append ``sample`` (see the module docstring); return the tar bytes it took."""
@@ -127,10 +112,7 @@ class TarShardWriter:
         """Append one sample already turned into tar blocks (see :func:`tar_bytes`)."""
         if self.closed:
             raise ValueError(f"shard {self.url} is closed")
-        size = 0
-        for block in blocks:
-            self._out.write(block)
-            size += len(block)
+        size = self._tar.write_blocks(blocks)
         self.offsets.append(self.size)
         self.lengths.append(size)
         self.count += 1
@@ -143,19 +125,15 @@ class TarShardWriter:
             return
         self.closed = True
         try:
-            end = 2 * _BLOCK
-            end += -(self.size + end) % _RECORD
-            self._out.write(bytes(end))
-            if self._out is not self._file:
-                self._out.close()
+            tar_size = self._tar.finish()
         except BaseException:
             self._abort_file()
             raise
-        written = self._file.tell() if self.compressed else self.size + end
+        written = self._file.tell() if self.compressed else tar_size
         self._file.close()
         self.published_size = written
         if self.sidecar:
-            write_sidecar(self.url, self.count, self.size + end)
+            write_sidecar(self.url, self.count, tar_size)
 
     def entry(self, base: str) -> ShardEntry:
         """The index entry of the published shard, named relative to ``base``."""
@@ -172,6 +150,7 @@ class TarShardWriter:
         self._abort_file()
 
     def _abort_file(self) -> None:
+        self._tar.abandon()
         abort = getattr(self._file, "abort", None)
         if abort is not None:
             abort()

@@ -7,7 +7,6 @@ an Adler-32), both made by zlib with its default level and strategy and a ``memL
 
 from __future__ import annotations
 
-import errno
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -66,20 +65,15 @@ def opened(url: str, mode: str, fs_options: dict[str, Any],
 
 def decompressing(raw: IO[bytes], compression: str) -> IO[bytes]:
     """The decompressed bytes of ``raw`` (a binary reader) as a raw stream; errors as
-    :func:`decode_error` maps them. Concatenated streams read as one."""
+    ``DECODE_ERRORS``. Concatenated streams read as one."""
     wbits = WBITS[compression]
     return as_binary_io(DecoderReader(raw, lambda: zlib.decompressobj(wbits), bounded=True))
 
 
-#: the exceptions a decompressing stream raises for bad or truncated data
+#: the exceptions a decompressing stream raises for bad or truncated data (reported by
+#: :func:`pfio.compression.streams.decode_error`, as pfio's transparent decompression reports
+#: them)
 DECODE_ERRORS = (zlib.error, EOFError)
-
-
-def decode_error(url: str, compression: str, exc: BaseException) -> OSError:
-    """The ``OSError`` (``errno.EIO``, ``filename`` = ``url``) for bad compressed data, as
-    pfio's transparent decompression reports it."""
-    what = "truncated" if isinstance(exc, EOFError) else "corrupt"
-    return OSError(errno.EIO, f"{what} {compression} stream ({exc})", url)
 
 
 def compressor(compression: str) -> Any:

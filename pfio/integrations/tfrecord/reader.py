@@ -8,13 +8,14 @@ the whole object (pfio's reader reads on from the body of its opening GET).
 
 from __future__ import annotations
 
-import io
 import logging
 from collections.abc import Iterator
 from typing import IO, Any
 
+from ...compression.streams import decode_error
 from ...fs.file_types import read_into
-from .files import DECODE_ERRORS, compression_of, decode_error, decompressing, opened
+from ...fs.skipping import skip
+from .files import DECODE_ERRORS, compression_of, decompressing, opened
 from .framing import (
     FOOTER_SIZE,
     HEADER_SIZE,
@@ -74,7 +75,7 @@ def iter_records_with_offsets(url: str, verify: bool = True, compression: str | 
     with opened(url, "rb", fs_options, **options) as raw:
         if codec is None:
             if offset:
-                _seek(raw, offset, url)
+                _skip(raw, offset, url)
             yield from _RecordScanner(raw, url, verify, offset)
             return
         stream = decompressing(raw, codec)
@@ -83,25 +84,14 @@ def iter_records_with_offsets(url: str, verify: bool = True, compression: str | 
                 _skip(stream, offset, url)
             yield from _RecordScanner(stream, url, verify, offset)
         except DECODE_ERRORS as exc:
-            raise decode_error(url, codec, exc) from exc
-
-
-def _seek(f: IO[bytes], offset: int, url: str) -> None:
-    size = f.seek(0, io.SEEK_END)
-    if offset > size:
-        raise TFRecordError(url, offset, f"offset past the end of the file ({size} bytes)")
-    f.seek(offset)
+            raise decode_error(codec, url, exc) from exc
 
 
 def _skip(f: IO[bytes], offset: int, url: str) -> None:
-    scratch = memoryview(bytearray(min(offset, CHUNK_SIZE)))
-    left = offset
-    while left:
-        got = read_into(f, scratch[:min(left, len(scratch))])
-        if not got:
-            raise TFRecordError(url, offset, f"offset past the end of the record stream "
-                                f"({offset - left} bytes)")
-        left -= got
+    moved = skip(f, offset)
+    if moved < offset:
+        raise TFRecordError(url, offset, f"offset past the end of the record stream "
+                            f"({moved} bytes)")
 
 
 class _RecordScanner:
