@@ -514,7 +514,7 @@ class Blocks(ReadAhead):
             while index < len(present) and not present[index]:
                 index += 1
             start = (first + run) * self.block_size
-            data = self._fetch_new(start, (first + index) * self.block_size)
+            data = self._fetch_new(start, self._stop((first + index) * self.block_size))
             self._store.put(first + run, memoryview(data))
 
 
