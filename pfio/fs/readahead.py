@@ -123,7 +123,13 @@ class ReadAhead:
 
     def read(self, pos: int, size: int) -> bytes:
         """Up to ``size`` bytes from ``pos`` (fewer only at the end of the file)."""
-        out = bytearray(self._left(pos, size))
+        size = self._left(pos, size)
+        view = self.view(pos)
+        if not view and size and not self.direct_ok(pos, size) and self.fill(pos, size):
+            view = self.view(pos)
+        if len(view) >= size:  # (one copy: the usual case)
+            return bytes(view[:size])
+        out = bytearray(size)
         del out[self.readinto(pos, memoryview(out)):]
         return bytes(out)
 
