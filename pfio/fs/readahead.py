@@ -47,8 +47,9 @@ Not served by it, because they decide differently:
 * The TensorFlow plugin's reader (:mod:`pfio.integrations.tensorflow.plugin.files`) keeps
   one block in flight over a file object that reads ahead itself (S3's reader), and only
   while one file is read alone: it overlaps TensorFlow's parsing with the file's own reads.
-* HDFS files (:mod:`pfio.fs.hdfs.files`) are ``io.BufferedReader`` of 1 MiB over
-  positional reads: HDFS streams each request, and nothing is read ahead.
+* HDFS files (:mod:`pfio.fs.hdfs.files`) are an ``io.BufferedReader`` (1 MiB, or the
+  ``buffering`` asked for) over positional reads: each refill is one request, and nothing
+  is fetched before a read asks for it.
 """
 
 from __future__ import annotations
@@ -110,14 +111,16 @@ class ReadAhead:
         done = 0
         want = self._left(pos, len(target))
         while done < want:
-            n = self.copy_held(pos + done, target[done:want])
-            if not n:
-                if self.direct_ok(pos + done, want - done):
-                    n = self.direct(pos + done, target[done:want])
-                elif self.fill(pos + done, want - done):
+            at, rest = pos + done, target[done:want]
+            n = self.copy_held(at, rest)
+            if n == 0:
+                if not self.direct_ok(at, len(rest)):
+                    if self.fill(at, len(rest)) == 0:
+                        break  # the end of a file of unknown size
                     continue
-                if not n:
-                    break  # the end of a file of unknown size
+                n = self.direct(at, rest)
+                if n == 0:
+                    break
             done += n
         return done
 
