@@ -14,7 +14,6 @@ from pfio.fs.readahead import (
     Blocks,
     ReadAhead,
     Sequential,
-    Whole,
     make,
 )
 
@@ -54,7 +53,7 @@ def read(policy: ReadAhead, pos: int, size: int) -> bytes:
 # -- make and the names -------------------------------------------------------------------
 
 def test_every_strategy_is_made_by_its_name():
-    assert sorted(STRATEGIES) == ["background", "blocks", "none", "sequential", "whole"]
+    assert sorted(STRATEGIES) == ["background", "blocks", "none", "sequential"]
     src = Source()
     assert type(make("sequential", src.fetch, len(DATA), first=KIB)) is Sequential
     assert type(make("none", src.fetch, len(DATA))) is ReadAhead
@@ -173,7 +172,6 @@ def test_sequential_finds_the_end_of_an_unknown_size():
 def test_zero_length_reads_fetch_nothing():
     src = Source()
     for policy in (Sequential(src.fetch, len(DATA)), ReadAhead(src.fetch, len(DATA)),
-                   Whole(src.fetch, len(DATA)),
                    Background(src.fetch, len(DATA), executor=lambda: pool)):
         assert read(policy, 100, 0) == b""
         assert policy.readinto(100, memoryview(bytearray())) == 0
@@ -182,7 +180,7 @@ def test_zero_length_reads_fetch_nothing():
 
 def test_an_empty_file_reads_empty():
     src = Source(b"")
-    for name in ("none", "whole", "sequential"):
+    for name in ("none", "sequential"):
         assert read(make(name, src.fetch, 0), 0, 10) == b""
     assert src.calls == []
 
@@ -237,17 +235,6 @@ def test_closed_policy_holds_nothing():
     assert policy.held(0, 10) is None
     policy.hold(0, DATA[:100])
     assert policy.held(0, 10) is None
-
-
-# -- whole ----------------------------------------------------------------------------------
-
-def test_whole_fetches_the_file_once():
-    src = Source()
-    policy = Whole(src.fetch, len(DATA))
-    assert read(policy, 500, 10) == DATA[500:510]
-    assert read(policy, 5, 10) == DATA[5:15]
-    assert read(policy, len(DATA) - 3, 10) == DATA[-3:]
-    assert src.calls == [(0, len(DATA))]
 
 
 # -- background -----------------------------------------------------------------------------
