@@ -64,6 +64,11 @@ def test_an_unknown_strategy_is_refused_with_the_known_ones():
         make("ahead", Source().fetch, 10)
 
 
+def test_a_window_that_is_not_positive_is_refused_naming_the_file():
+    with pytest.raises(ValueError, match="s3://b/k.*positive, not 0"):
+        make("sequential", Source().fetch, 10, first=0, name="s3://b/k")
+
+
 # -- none -----------------------------------------------------------------------------------
 
 def test_none_fetches_exactly_each_read():
