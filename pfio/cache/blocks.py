@@ -10,7 +10,9 @@ The file is created sparse with the source's full size, so a block not read yet 
 disk space. A block is written, and synced to disk, before its presence byte, so readers in
 any process (and after a power cut) take a set byte as a promise that the block is complete.
 Two processes missing the same block at the same moment may both fetch it (they write the
-same bytes).
+same bytes). Which bytes a read fetches is the ``blocks`` strategy of
+:mod:`pfio.fs.readahead`: the read rounded out to whole blocks, each run of missing blocks
+one read of the source; the block file is its store.
 """
 
 from __future__ import annotations
@@ -19,11 +21,11 @@ import io
 import mmap
 import os
 import struct
-import threading
 import time
 from typing import IO, Any
 
 from ..fs.positional import seek_position
+from ..fs.readahead import Blocks
 from ..trace import hook
 from .object_cache import Fill, ObjectCache, Source
 
@@ -89,7 +91,9 @@ class BlockFile(io.RawIOBase):
         self.name = source.identity
         self._pos = 0
         self._remote: IO[bytes] | None = None
-        self._lock = threading.Lock()
+        store = _Store(fd, self._map, self._data_at, self.block_size, cache)
+        self._blocks = Blocks(self._read_source, self.size, store=store,
+                              block_size=self.block_size, name=self.name)
 
     # -- positional reads ----------------------------------------------------------------
 
@@ -97,19 +101,15 @@ class BlockFile(io.RawIOBase):
         """Up to ``size`` bytes at ``offset`` (fewer at the end of the file)."""
         if self.closed:
             raise ValueError("I/O operation on a closed file")
-        end = min(self.size, offset + size)
-        if end <= offset:
+        if min(self.size, offset + size) <= offset:
             return b""
-        first, last = offset // self.block_size, (end - 1) // self.block_size
-        start = time.perf_counter() if hook.ENABLED else 0.0
-        present = self._map[_BITMAP_AT + first:_BITMAP_AT + last + 1]
-        hit = b"\x00" not in present
-        if not hit:
-            self._fetch_missing(first, present)
-        data = os.pread(self._fd, end - offset, self._data_at + offset)
-        if start:
-            hook.record_cache("block", hit, len(data), time.perf_counter() - start,
-                              self._source.identity)
+        if not hook.ENABLED:
+            return self._blocks.read(offset, size)
+        start = time.perf_counter()
+        hit = not self._blocks.missing(offset, min(size, self.size - offset))
+        data = self._blocks.read(offset, size)
+        hook.record_cache("block", hit, len(data), time.perf_counter() - start,
+                          self._source.identity)
         return data
 
     def read_tail(self, size: int) -> tuple[int, bytes]:
@@ -117,43 +117,17 @@ class BlockFile(io.RawIOBase):
         start = max(0, self.size - size)
         return start, self.read_at(start, self.size - start)
 
-    def _fetch_missing(self, first: int, present: bytes) -> None:
-        with self._lock:
-            index = 0
-            while index < len(present):
-                if present[index]:
-                    index += 1
-                    continue
-                run = index
-                while index < len(present) and not present[index]:
-                    index += 1
-                self._fetch(first + run, index - run)
-
-    def _fetch(self, block: int, count: int) -> None:
-        offset = block * self.block_size
-        length = min(self.size, offset + count * self.block_size) - offset
-        data = self._read_source(offset, length)
-        if len(data) != length:
-            raise OSError(f"{self._source.identity} changed while being cached: short read "
-                          f"at {offset}")
-        view = memoryview(data)
-        position = self._data_at + offset
-        while view:
-            written = os.pwrite(self._fd, view, position)
-            view, position = view[written:], position + written
-        os.fdatasync(self._fd)  # on disk before the presence bytes that promise it
-        os.pwrite(self._fd, b"\x01" * count, _BITMAP_AT + block)
-        self._cache.note_added(length)
-
-    def _read_source(self, offset: int, length: int) -> bytes:
+    def _read_source(self, start: int, stop: int) -> bytes:
+        """Bytes ``[start, stop)`` of the source (the policy checks their count; it calls
+        this under its lock, one fetch at a time)."""
         if self._remote is None:
             self._remote = self._source.take()
         read_at = getattr(self._remote, "read_at", None)
         if read_at is not None:
-            data: bytes = read_at(offset, length)
+            data: bytes = read_at(start, stop - start)
             return data
-        self._remote.seek(offset)
-        return self._remote.read(length)
+        self._remote.seek(start)
+        return self._remote.read(stop - start)
 
     # -- file object ---------------------------------------------------------------------
 
@@ -200,3 +174,35 @@ class BlockFile(io.RawIOBase):
 
     def __getstate__(self) -> dict[str, Any]:
         raise TypeError(f"cannot pickle an open file: {self.name}")
+
+
+class _Store:
+    """The blocks of a block file on disk: what its read-ahead policy keeps."""
+
+    def __init__(self, fd: int, bitmap: mmap.mmap, data_at: int, block_size: int,
+                 cache: ObjectCache) -> None:
+        self._fd = fd
+        self._map = bitmap
+        self._data_at = data_at
+        self._block_size = block_size
+        self._cache = cache
+
+    def present(self, first: int, count: int) -> bytes:
+        """The presence bytes of blocks ``first`` .. ``first + count - 1``."""
+        return self._map[_BITMAP_AT + first:_BITMAP_AT + first + count]
+
+    def put(self, block: int, data: memoryview) -> None:
+        """Write ``data`` (whole blocks from ``block`` on), synced to disk before the
+        presence bytes that promise it."""
+        view, position = data, self._data_at + block * self._block_size
+        while view:
+            written = os.pwrite(self._fd, view, position)
+            view, position = view[written:], position + written
+        os.fdatasync(self._fd)
+        count = -(-len(data) // self._block_size)
+        os.pwrite(self._fd, b"\x01" * count, _BITMAP_AT + block)
+        self._cache.note_added(len(data))
+
+    def get(self, offset: int, size: int) -> bytes:
+        """The kept bytes ``[offset, offset + size)``."""
+        return os.pread(self._fd, size, self._data_at + offset)

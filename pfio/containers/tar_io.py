@@ -1,11 +1,12 @@
 """Sequential reading of a byte range through a ``read_at(offset, size)`` function.
 
 :class:`RangeReader` serves both the scan of tar headers at open and the streaming of large
-members. It reads ahead adaptively: after a jump it fetches a small chunk (a tar header and
-a little more); while reads continue where the last chunk ended (or skip less than a chunk
-beyond it), the chunk doubles up to a limit. So an archive of many small members is scanned
-with a few large reads, and one of large members with one small read per header, never
-reading the members' data.
+members. Its read-ahead is the ``sequential`` strategy of :mod:`pfio.fs.readahead`: after a
+jump it fetches a small chunk (a tar header and a little more); while reads continue where
+the last chunk ended (or skip less than a chunk beyond it), the chunk doubles up to a limit,
+and a read larger than the chunk is one fetch. So an archive of many small members is
+scanned with a few large reads, and one of large members with one small read per header,
+never reading the members' data.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from ..errors import ArchiveError
 from ..fs.positional import SeekableReader
+from ..fs.readahead import Sequential
 
 ReadAt = Callable[[int, int], bytes]
 
@@ -43,56 +45,29 @@ class RangeReader(SeekableReader):
         self._read_at = read_at
         self._start = start
         self._size = size
-        self._min_chunk = min_chunk
         self._max_chunk = max(min_chunk, max_chunk)
-        self._chunk = min_chunk
         self._on_close = on_close
         self._pos = 0
-        self._buf = b""
-        self._buf_pos = 0
-        self._fetched_to: int | None = None  # where the last read of ``read_at`` ended
+        self._ahead = Sequential(self._fetch, size, first=min_chunk, limit=max_chunk,
+                                 slack=True, whole_reads=True, name=self.name)
 
     def readinto(self, buffer: Any) -> int:
         if self.closed:
             raise ValueError("read of closed file")
-        view = memoryview(buffer).cast("B")
-        want = len(view)
-        if self._size is not None:
-            want = max(0, min(want, self._size - self._pos))
-        filled = 0
-        while filled < want:
-            offset = self._pos - self._buf_pos
-            if 0 <= offset < len(self._buf):
-                n = min(want - filled, len(self._buf) - offset)
-                view[filled:filled + n] = self._buf[offset:offset + n]
-            else:
-                n = self._fetch(view[filled:want])
-                if n == 0:
-                    break
-            filled += n
-            self._pos += n
-        return filled
+        with memoryview(buffer) as view, view.cast("B") as target:
+            n = self._ahead.readinto(self._pos, target)
+        self._pos += n
+        return n
 
-    def _fetch(self, view: memoryview) -> int:
-        """Read at the current position into ``view`` (directly when it is at least a chunk)
-        or into the read-ahead buffer; return the bytes given to ``view``."""
-        # reading on: the miss is where the last read ended, or a little (one chunk) further
-        reading_on = (self._fetched_to is not None
-                      and 0 <= self._pos - self._fetched_to < self._chunk)
-        self._chunk = min(self._chunk * 2, self._max_chunk) if reading_on else self._min_chunk
-        n = max(len(view), self._chunk)
+    def _fetch(self, start: int, stop: int) -> bytes:
+        """The bytes ``[start, stop)`` of the range (capped at its end)."""
         if self._size is not None:
-            n = min(n, self._size - self._pos)
-        data = self._read_at(self._start + self._pos, n)
-        if len(data) < n and self._size is not None:
+            stop = min(stop, self._size)
+        data = self._read_at(self._start + start, stop - start)
+        if len(data) < stop - start and self._size is not None:
             raise ArchiveError(f"{self._archive}: member {self.name!r} is cut short at byte "
-                               f"{self._pos + len(data)} of {self._size}: truncated archive")
-        self._fetched_to = self._pos + len(data)
-        if len(data) > len(view):
-            self._buf, self._buf_pos = data, self._pos
-        given = min(len(view), len(data))
-        view[:given] = memoryview(data)[:given]
-        return given
+                               f"{start + len(data)} of {self._size}: truncated archive")
+        return data
 
     def readall(self) -> bytes:
         """The rest of the range, read in chunks of at most ``max_chunk`` bytes."""
@@ -110,6 +85,6 @@ class RangeReader(SeekableReader):
         try:
             super().close()
         finally:
-            self._buf = b""
+            self._ahead.close()
             if self._on_close is not None:
                 self._on_close()

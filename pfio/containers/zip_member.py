@@ -3,8 +3,10 @@
 A member up to the size threshold is read with ONE ``read_at`` covering its local header and
 its data (the central directory's extra-field length is the guess for the local one, plus
 :data:`SLACK` bytes; a longer local extra field costs one more read). Larger members are
-streamed by :class:`MemberStream`. The CRC-32 is checked in both cases (for a streamed member,
-when it was read from its start to its end).
+streamed by :class:`MemberStream`, whose reads of the backing file are the ``sequential``
+read-ahead of :mod:`pfio.fs.readahead` (as tar members'): one read of ``chunk_size`` bytes
+at a time, and a seek back into the last one reads nothing again. The CRC-32 is checked in
+both cases (for a streamed member, when it was read from its start to its end).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from ..checksums import crc32
 from ..errors import ArchiveError
 from ..fs.positional import SeekableReader
+from ..fs.readahead import Sequential
 from .zip_format import FLAG_ENCRYPTED, LOCAL, MemberInfo, local_data_offset
 
 #: bytes read beyond the guessed end of a member (absorbs a local extra field longer than the
@@ -166,6 +169,8 @@ class MemberStream(SeekableReader):
         self._chunk = chunk_size
         self._on_close = on_close
         self._pos = 0
+        self._ahead = Sequential(self._fetch, info.compressed_size, first=chunk_size,
+                                 limit=chunk_size, whole_reads=True, name=name)
         self._restart(0)
 
     def _restart(self, position: int) -> None:
@@ -243,11 +248,17 @@ class MemberStream(SeekableReader):
         n = min(self._chunk, self._info.compressed_size - self._cpos)
         if n <= 0:
             return b""
-        data = self._read_at(self._start + self._cpos, n)
-        if len(data) != n:
+        data = self._ahead.read(self._cpos, n)
+        self._cpos += n
+        return data
+
+    def _fetch(self, start: int, stop: int) -> bytes:
+        """Bytes ``[start, stop)`` of the member's stored data."""
+        stop = min(stop, self._info.compressed_size)
+        data = self._read_at(self._start + start, stop - start)
+        if len(data) != stop - start:
             raise ArchiveError(f"{self._archive}: member {self.name!r} is cut short: truncated "
                                "archive")
-        self._cpos += n
         return data
 
     def _check_end(self) -> None:
@@ -269,6 +280,7 @@ class MemberStream(SeekableReader):
             super().close()
         finally:
             self._pending = memoryview(b"")
+            self._ahead.close()
             self._on_close()
 
 

@@ -348,6 +348,19 @@ def test_index_skips_large_member_data(counting):
     assert tar.stat("huge").size == len(files["huge"])
 
 
+def test_large_reads_of_a_streamed_member_grow_from_the_last_read(counting):
+    fs, files = counting
+    tar = fs.open_tar("a.tar", whole_member_limit=1000, stream_chunk_size=1 << 20)
+    fs.reads.clear()
+    with tar.open("huge", "rb") as f:
+        parts = list(iter(lambda: f.read(200_000), b""))
+    assert b"".join(parts) == files["huge"]
+    # (io.BufferedReader asks for whole buffers: 196,608 of the first 200,000 bytes), then
+    # twice as much as the last read each time, up to the 1 MiB limit, then the rest
+    assert [size for _, size in fs.reads] == [196_608, 393_216, 786_432, 1 << 20, 1 << 20,
+                                              len(files["huge"]) - 3_473_408]
+
+
 # -- compressed archives ------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["a.tar.gz", "a.tgz", "a.tar"])

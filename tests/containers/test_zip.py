@@ -14,7 +14,7 @@ import pytest
 import pfio
 from pfio.containers.zip import Zip
 from pfio.containers.zip_format import MemberInfo
-from pfio.containers.zip_member import read_member
+from pfio.containers.zip_member import open_stream, read_member
 from pfio.errors import ArchiveError, MemberNotFoundError
 from pfio.fs.local import Local
 from pfio.fs.memory import MemoryFS
@@ -222,6 +222,27 @@ def test_member_read_costs_one_read_near_its_size(counting_fs, zip_bytes):
     assert z.open("m", "rb").read() == data
     assert counting_fs.counter["reads"] - before["reads"] == 1
     assert counting_fs.counter["bytes"] - before["bytes"] <= len(data) + 65536
+
+
+def test_streamed_member_costs_one_read_per_chunk_and_none_to_seek_back(zip_bytes):
+    data = os.urandom(100_000)
+    reads = []
+    archive = zip_bytes({"m": data})
+
+    def read_at(offset, size):
+        reads.append(size)
+        return archive[offset:offset + size]
+
+    info = zipfile.ZipFile(io.BytesIO(archive)).getinfo("m")
+    member = MemberInfo(0, len(data), 0, info.CRC, 0, local_guess=0)
+    with open_stream(read_at, member, len(data), "a.zip", "m", 16384, lambda: None) as f:
+        reads.clear()
+        assert f.read(10) == data[:10]
+        f.seek(0)
+        assert f.read(100) == data[:100]
+        assert reads == [16384]  # the seek back is served by the chunk read
+        assert f.read() == data[100:]
+    assert reads == [16384] * 6 + [100_000 - 6 * 16384]
 
 
 def test_local_header_longer_than_guessed_costs_a_second_read(zip_bytes):

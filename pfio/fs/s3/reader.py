@@ -14,10 +14,11 @@
   caller's buffer for large reads. A server that sends it slower than
   ``stream_min_rate`` bytes/s (measured while the reader waits for it, after two blocks)
   or a seek elsewhere ends it, and the reader goes on with read-ahead.
-* Read-ahead: when the reader runs off the end of its buffer, it fetches twice as much
-  as last time, up to ``block_size``; from then on the next ``readahead`` blocks are
-  fetched in the background by ranged GETs in parallel (memory stays below
-  ``(readahead + 1) * block_size``). So a short sequential run after a seek costs little.
+* Read-ahead is the ``background`` strategy of :mod:`pfio.fs.readahead` over ranged GETs:
+  when the reader runs off the end of its buffer, it fetches twice as much as last time,
+  up to ``block_size``; from then on the next ``readahead`` blocks are fetched in the
+  background in parallel (memory stays below ``(readahead + 1) * block_size``). So a
+  short sequential run after a seek costs little.
 * A read after a seek elsewhere fetches what it asks for (at least ``random_fetch`` bytes);
   a seek inside the buffer keeps the buffer. A read of two blocks or more that is not served
   by the read-ahead fetches its blocks concurrently straight into the caller's buffer (for
@@ -50,15 +51,15 @@ import operator
 import os
 import threading
 import time
-from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..positional import seek_position
+from ..readahead import Background, Buffer
 from .get import Got, get_range
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Iterator
 
     from .connection import BodyRest, S3Connection
 
@@ -119,13 +120,7 @@ class S3Reader(io.BufferedIOBase):
         self.name = conn.url(key)
         self.options = options
         self._lock = threading.RLock()  # the position's: held through a read's requests
-        self._state = threading.Lock()  # the buffer's bytes: never held across a request
         self._pos = 0
-        self._buf: memoryview = memoryview(b"")
-        self._buf_start = 0
-        self._ahead: dict[int, Future[Got]] = {}
-        self._ahead_end = 0
-        self._spares: list[bytearray] = []  # read-ahead blocks to fill again
         if options.first_fetch < 0:
             got = get_range(conn, key, options.first_fetch)
         else:
@@ -139,8 +134,13 @@ class S3Reader(io.BufferedIOBase):
         self._stream_at = len(got.data)  # the position it reads on from
         self._stream_bytes = 0
         self._stream_wait = 0.0
-        self._buf_start = max(0, self._size - len(got.data)) if options.first_fetch < 0 else 0
-        self._buf = memoryview(got.data)
+        #: the buffer, the read-ahead and the bytes in it (``read_at`` may take them)
+        self._ahead = Background(self._fetch, self._size, fetch_into=self._fetch_into,
+                                 executor=conn.executor, depth=options.readahead,
+                                 first=options.random_fetch, limit=options.block_size,
+                                 name=self.name)
+        start = max(0, self._size - len(got.data)) if options.first_fetch < 0 else 0
+        self._ahead.hold(start, got.data)
 
     # -- io.BufferedIOBase ---------------------------------------------------------------
 
@@ -183,10 +183,10 @@ class S3Reader(io.BufferedIOBase):
             n = left if size is None or size < 0 else min(size, left)
             if n == 0:
                 return b""
-            buf, offset = self._buf, self._pos - self._buf_start  # (``close`` may empty it)
-            if 0 <= offset and offset + n <= len(buf):
+            view = self._ahead.view(self._pos)
+            if len(view) >= n:
                 self._pos += n
-                return bytes(buf[offset:offset + n])
+                return bytes(view[:n])
             out = bytearray(n)
             got = self._readinto(memoryview(out))
             del out[got:]
@@ -227,14 +227,12 @@ class S3Reader(io.BufferedIOBase):
             self._adopt()
         if self._lock.acquire(blocking=False):
             try:
-                self._drop_ahead()
+                self._ahead.drop()
                 self._drop_stream()
             finally:
                 self._lock.release()
         # else another thread is reading: it drops them when its read ends (``_reading``)
-        with self._state:
-            self._buf = memoryview(b"")
-            self._spares = []
+        self._ahead.close()
         super().close()
 
     def __repr__(self) -> str:
@@ -257,7 +255,7 @@ class S3Reader(io.BufferedIOBase):
         size = min(size, self._size - offset)
         if size <= 0:
             return b""
-        data = self._buffered(offset, size)
+        data = self._ahead.held(offset, size)
         if data is None:
             data = bytes(self._get(offset, offset + size).data)
         return data
@@ -279,7 +277,7 @@ class S3Reader(io.BufferedIOBase):
             size = min(len(target), self._size - offset)
             if size <= 0:
                 return 0
-            if not self._buffered_into(offset, target[:size]):
+            if not self._ahead.held_into(offset, target[:size]):
                 self._get(offset, offset + size, into=target[:size])
             return size
 
@@ -297,7 +295,7 @@ class S3Reader(io.BufferedIOBase):
         if size == 0:
             return self._size, b""
         start = max(0, self._size - size)
-        data = self._buffered(start, self._size - start)
+        data = self._ahead.held(start, self._size - start)
         if data is None:
             got = self._get(-size)
             data, start = bytes(got.data), got.size - len(got.data)
@@ -320,7 +318,7 @@ class S3Reader(io.BufferedIOBase):
                 yield
             finally:
                 if self.closed:
-                    self._drop_ahead()
+                    self._ahead.drop()
                     self._drop_stream()
 
     def _check_open(self) -> None:
@@ -339,15 +337,11 @@ class S3Reader(io.BufferedIOBase):
             if self._generation == _generation:
                 return
             inherited = self._lock
-            if inherited.acquire(blocking=False):  # no read was under way at the fork
+            idle = inherited.acquire(blocking=False)  # no read was under way at the fork
+            if idle:
                 inherited.release()
-            else:
-                self._buf, self._buf_start = memoryview(b""), 0
-                self._spares = []
+            self._ahead.forget_inherited(keep_buffer=idle)
             self._lock = threading.RLock()
-            self._state = threading.Lock()
-            self._ahead = {}
-            self._ahead_end = 0
             if self._stream is not None:
                 _inherited_streams.append(self._stream)
                 self._stream = None
@@ -366,36 +360,22 @@ class S3Reader(io.BufferedIOBase):
                           f"{len(got.data)}", self.name)
         return got
 
-    def _buffered(self, offset: int, size: int) -> bytes | None:
-        """The ``size`` bytes at ``offset`` when the buffer holds all of them, else None
-        (without waiting for another thread's requests)."""
-        with self._state:
-            start = offset - self._buf_start
-            if start < 0 or start + size > len(self._buf):
-                return None
-            return bytes(self._buf[start:start + size])
+    def _fetch(self, start: int, stop: int) -> Buffer:
+        data: Buffer = self._get(start, stop).data
+        return data
 
-    def _buffered_into(self, offset: int, target: memoryview) -> bool:
-        """Copy the bytes at ``offset`` into ``target`` when the buffer holds all of them
-        (without waiting for another thread's requests); whether it did."""
-        with self._state:
-            start = offset - self._buf_start
-            if start < 0 or start + len(target) > len(self._buf):
-                return False
-            target[:] = self._buf[start:start + len(target)]
-            return True
+    def _fetch_into(self, start: int, stop: int, view: memoryview) -> int:
+        return len(self._get(start, stop, view).data)
 
     def _peek_view(self) -> memoryview:
         """The buffered bytes at the position, fetched when there are none."""
         if self.closed:  # (by another thread)
             raise ValueError(f"I/O operation on closed file {self.name}")
-        offset = self._pos - self._buf_start
-        if not (0 <= offset < len(self._buf)) and self._pos < self._size:
+        view = self._ahead.view(self._pos)
+        if not view and self._pos < self._size:
             self._fill(self.options.random_fetch)
-            offset = self._pos - self._buf_start
-        if 0 <= offset < len(self._buf):
-            return self._buf[offset:]
-        return memoryview(b"")
+            view = self._ahead.view(self._pos)
+        return view
 
     def _readinto(self, target: memoryview) -> int:
         """Fill ``target`` from the position on (the caller holds the lock). When it
@@ -411,20 +391,20 @@ class S3Reader(io.BufferedIOBase):
     def _readinto_from(self, target: memoryview) -> int:
         done = 0
         want = min(len(target), max(0, self._size - self._pos))
+        ahead = self._ahead
         while done < want:
             if self.closed:  # by another thread, during this read
                 raise ValueError(f"I/O operation on closed file {self.name}")
-            buf, offset = self._buf, self._pos - self._buf_start
-            if 0 <= offset < len(buf):
-                n = min(want - done, len(buf) - offset)
-                target[done:done + n] = buf[offset:offset + n]
+            n = ahead.copy_held(self._pos, target[done:want])
+            if n:
+                pass
             elif self._stream is not None and self._pos == self._stream_at and \
                     want - done >= self.options.random_fetch:
                 n = self._from_stream(target[done:want])  # straight into the caller's buffer
                 if not n:
                     continue  # the stream ended: fetched otherwise
-            elif want - done >= 2 * self.options.block_size and self._pos not in self._ahead:
-                n = self._fetch_direct(target[done:want])
+            elif ahead.direct_ok(self._pos, want - done):
+                n = ahead.direct(self._pos, target[done:want])
             else:
                 self._fill(want - done)
                 continue
@@ -433,50 +413,19 @@ class S3Reader(io.BufferedIOBase):
         return done
 
     def _fill(self, wanted: int) -> None:
-        """Load the buffer at the position: the next block (with read-ahead) when reading
-        on from the buffer's end, else ``wanted`` bytes (at least ``random_fetch``)."""
+        """Load the buffer at the position: from the opening GET's body when it is there,
+        else as the read-ahead decides (a read elsewhere ends the body)."""
         pos = self._pos
-        opts = self.options
         if self._stream is not None and pos == self._stream_at:
-            size = min(opts.block_size, max(opts.random_fetch, 2 * len(self._buf)),
-                       self._stream.left)
-            whole = size == opts.block_size and self._spares
-            spare = self._spares.pop() if whole else bytearray(size)
-            n = self._from_stream(memoryview(spare)[:size])
+            size = min(self._ahead.window(), self._stream.left)
+            spare = memoryview(self._ahead.spare(size))[:size]
+            n = self._from_stream(spare)
             if n:
-                self._set_buffer(pos, memoryview(spare)[:n])
+                self._ahead.hold(pos, spare[:n])
                 return
-        sequential = pos == self._buf_start + len(self._buf) or pos in self._ahead
-        if sequential:
-            future = self._ahead.pop(pos, None)
-            if future is not None:
-                data = future.result().data
-            else:  # fetches grow on a sequential run: 64 KiB, 128 KiB, ... one block
-                size = min(opts.block_size, max(opts.random_fetch, 2 * len(self._buf)))
-                data = self._get(pos, pos + size).data
-            self._set_buffer(pos, data)
-            if future is not None or len(data) >= opts.block_size:
-                self._schedule(pos + len(data))
-        else:
-            self._drop_ahead()
+        if not self._ahead.reads_on(pos):
             self._drop_stream()  # random access from now on
-            stop = pos + max(wanted, opts.random_fetch)
-            self._set_buffer(pos, self._get(pos, stop).data)
-
-    def _set_buffer(self, start: int, data: Any) -> None:
-        if not data:
-            raise OSError(errno.EIO, f"object shrank while being read at byte {start}", self.name)
-        with self._state:  # (``_buffered`` copies from the buffer: not while it is reused)
-            if self.closed:
-                return
-            old = self._buf.obj if isinstance(self._buf, memoryview) else None
-            if isinstance(old, bytearray) and len(old) == self.options.block_size and \
-                    len(self._spares) < 2:
-                # a read-ahead block read to its end: no view of it is left (reads copy),
-                # so the next block is received into it, without faulting in fresh pages
-                self._spares.append(old)
-            self._buf = memoryview(data)
-            self._buf_start = start
+        self._ahead.fill(pos, wanted)
 
     def _from_stream(self, target: memoryview) -> int:
         """Read on from the opening GET's body into ``target`` at the position; 0 when it
@@ -506,69 +455,6 @@ class S3Reader(io.BufferedIOBase):
         stream, self._stream = self._stream, None
         if stream is not None:
             stream.close()
-
-    def _schedule(self, start: int) -> None:
-        """Keep ``readahead`` blocks in flight after ``start``."""
-        opts = self.options
-        nxt = max(start, self._ahead_end)
-        pool = self._conn.executor()
-        while len(self._ahead) < opts.readahead and nxt < self._size:
-            stop = min(self._size, nxt + opts.block_size)
-            spare = self._spares.pop() if self._spares else bytearray(opts.block_size)
-            try:
-                self._ahead[nxt] = pool.submit(self._get, nxt, stop, memoryview(spare))
-            except RuntimeError:  # the pool is shut down (S3.close(), the interpreter
-                self._spares.append(spare)  # exiting): reads go on without read-ahead
-                break
-            nxt = stop
-        self._ahead_end = nxt
-
-    def _drop_ahead(self) -> None:
-        for future in self._ahead.values():
-            future.cancel()
-        self._ahead.clear()
-        self._ahead_end = 0
-
-    def _fetch_direct(self, target: memoryview) -> int:
-        """Fetch ``len(target)`` bytes at the position into ``target``, in blocks fetched
-        concurrently; the buffer is not used. When a block fails, the others are cancelled
-        or awaited before the error is raised: nothing writes into ``target`` (the
-        caller's buffer) once this has returned or raised."""
-        self._drop_ahead()
-        block = self.options.block_size
-        pos = self._pos
-        futures: list[Future[Got]] = []
-        try:
-            for i in range(0, len(target), block):
-                futures.append(self._submit(self._get, pos + i,
-                                            pos + min(i + block, len(target)),
-                                            target[i:i + block]))
-            done = 0
-            for future in futures:
-                done += len(future.result().data)
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            wait(futures)
-            futures.clear()  # (their results hold views of the caller's buffer)
-            raise
-        if done != len(target):
-            raise OSError(errno.EIO, f"object shrank while being read at byte {pos}",
-                          self.name)
-        return done
-
-    def _submit(self, fn: Callable[..., Got], *args: Any) -> Future[Got]:
-        """``fn(*args)`` on the connection's threads; in this thread when they are shut
-        down (``S3.close()``, the interpreter exiting)."""
-        try:
-            return self._conn.executor().submit(fn, *args)
-        except RuntimeError:
-            future: Future[Got] = Future()
-            try:
-                future.set_result(fn(*args))
-            except Exception as exc:  # noqa: BLE001 - raised by the future's result()
-                future.set_exception(exc)
-            return future
 
 
 def _reopen(conn: S3Connection, key: str, pos: int, options: ReadOptions) -> S3Reader:

@@ -7,6 +7,13 @@ from the reads which columns pyarrow wants and fetches their other chunks in bac
 threads, so that they are in memory (or on their way) when pyarrow asks for them. Reads it
 did not foresee are passed on as they are; every byte still comes from a positional read of
 the file (one ranged GET on S3, checked as every pfio read is).
+
+This is not a strategy of pfio's read-ahead policy (:mod:`pfio.fs.readahead`), which
+decides from where reads fall (a window that grows while reads go on and restarts after a
+seek, or aligned blocks) and holds one run of bytes: pyarrow's reads jump between row
+groups, so each would be a seek to it. What to fetch here comes from the file's footer
+and from which columns pyarrow has read, as many disjoint column chunks held at once, each
+dropped once pyarrow has read all of it, on a pool shared by the process's files.
 """
 
 from __future__ import annotations

@@ -330,7 +330,7 @@ def test_close_while_fetches_are_in_flight(fs: S3, blob: bytes, fault_proxy,
             f.read(500_000)
             fault_proxy.latency = 0.3
             f.read(BLOCK)  # more read-ahead, slow to come
-            in_flight = list(f.reader._ahead.values())
+            in_flight = list(f.reader._ahead.in_flight())
             assert in_flight and not all(future.done() for future in in_flight)
             f.close()
             for future in in_flight:

@@ -118,7 +118,7 @@ def test_sequential_read_prefetches_next_blocks(unstreamed: S3, blob: bytes,
         log = s3_requests(fs)
         f.seek(1 << 20)
         f.read(10)  # runs off the first buffer's end: the next block plus read-ahead
-        ahead = list(f.reader._ahead.values())
+        ahead = list(f.reader._ahead.in_flight())
         assert len(ahead) == 1  # the last block, fetched in the background
         ahead[0].result()
     ranges = sorted(r[2] for r in gets(log))

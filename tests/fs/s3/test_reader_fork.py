@@ -87,7 +87,7 @@ def start_read_ahead(f) -> None:
     """Read on in blocks until read-ahead is in flight (a slow proxy keeps it so)."""
     for _ in range(4):
         f.read(BLOCK)
-        if any(not future.done() for future in f.reader._ahead.values()):
+        if any(not future.done() for future in f.reader._ahead.in_flight()):
             return
     pytest.fail("no read-ahead in flight")
 
