@@ -164,3 +164,19 @@ def test_eight_threads_reading_at_once_add_up_exactly(level, tmp_path):
     finally:
         trace.disable()
         trace.reset()
+
+
+def test_switching_to_spans_while_on_makes_the_next_reader_a_span(tracer, data, tmp_path):
+    with data.open("d.bin", "rb") as f:
+        f.read()
+    assert file_spans(tmp_path) == []
+    trace.enable("spans")  # while on: the readers opened from now on keep spans
+    with data.open("d.bin", "rb") as f:
+        f.read(4)
+    (span,) = file_spans(tmp_path)
+    assert (span["args"]["reads"], span["args"]["read_bytes"]) == (1, 4)
+    assert (reads().count, reads().bytes) == (2, 22)
+    trace.enable("metrics")  # and back: no more spans
+    with data.open("d.bin", "rb") as f:
+        f.read()
+    assert len(file_spans(tmp_path)) == 1 and reads().count == 3
