@@ -47,6 +47,7 @@ def enable(detail: str = "metrics", torch_profiler: bool = False) -> None:
             _recorder.spans = detail == "spans"
             if torch_profiler and _recorder.record_function is None:
                 _recorder.record_function = torch_record_function()
+            instrument.reinstall()
             return
         _recorder = Recorder(spans=detail == "spans", torch_profiler=torch_profiler)
         hook._recorder = _recorder

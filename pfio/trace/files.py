@@ -268,13 +268,12 @@ class SpannedReader(CountedReader):
         self._read_ns += ns
         _tally(stats, ns, n)
 
+    def close(self) -> None:
+        self.__exit__(None, None, None)
+
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        # what io.BufferedReader.__exit__ does, in Python: a call from C to close() here
-        # would start an evaluation loop of its own
-        self.close()
-
-    def close(self) -> None:
+        # close() itself, here: ``with`` (the hot path) then costs one Python call
         opened = self._opened
         if opened is None:
             return _buffered_close(self)

@@ -45,10 +45,23 @@ def instrument(cls: type) -> None:
         if original is None:
             continue
         _installed[(cls, name)] = cls.__dict__.get(name, _MISSING)
-        wrapper = _WRAPPERS.get(name, _plain)(cls, name, original)
-        # a mark on the function object (how a method traced already is recognised)
-        wrapper.__pfio_traced__ = True  # type: ignore[attr-defined]
-        setattr(cls, name, wrapper)
+        _wrap(cls, name, original)
+
+
+def reinstall() -> None:
+    """Wrap ``open`` again where it is wrapped, for the detail level the recorder has now
+    (each wrapper replaced by the next in one assignment: no call goes untraced)."""
+    for cls, name in list(_installed):
+        original = _resolve(cls, name) if name == "open" else None
+        if original is not None:
+            _wrap(cls, name, original)
+
+
+def _wrap(cls: type, name: str, original: Callable[..., Any]) -> None:
+    wrapper = _WRAPPERS.get(name, _plain)(cls, name, original)
+    # a mark on the function object (how a method traced already is recognised)
+    wrapper.__pfio_traced__ = True  # type: ignore[attr-defined]
+    setattr(cls, name, wrapper)
 
 
 def uninstall() -> None:
@@ -132,18 +145,27 @@ def _local_reader(cls: type, fn: Callable[..., Any]) -> tuple[Any, Any] | None:
 def _open(cls: type, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     local = _local_reader(cls, fn)
     any_open = _any_open(op, fn)
-    if local is None:
+    rec: Recorder | None = hook._recorder
+    if local is None or rec is None or rec.slow:  # (torch marks: every call the long way)
         return any_open
-    os_path, build = local
+    # the hottest path of all, a local file opened "rb", has one wrapper per detail level,
+    # chosen here (:func:`reinstall` chooses again when the level changes)
+    make = _spanned_reader_open if rec.spans else _counted_reader_open
     scheme = cls.scheme or cls.__name__.lower()  # type: ignore[attr-defined]  # an FS class  # as _scheme() names the class's instances
     default_mode = inspect.signature(fn).parameters["mode"].default  # "r", as fn's own
+    return make(op, fn, any_open, scheme, default_mode, *local)
+
+
+def _counted_reader_open(op: str, fn: Callable[..., Any], any_open: Callable[..., Any],
+                         scheme: str, default_mode: str, os_path: Any,
+                         build: Any) -> Callable[..., Any]:
+    """``open`` at the ``metrics`` level: a file opened "rb" is a :class:`CountedReader`."""
 
     @functools.wraps(fn)
     def traced(self: Any, path: Any, mode: Any = default_mode, *args: Any,
                **kwargs: Any) -> Any:
-        # the hottest path of all: a local file opened "rb"
         rec: Recorder | None = hook._recorder
-        if rec is None or rec.slow or mode != "rb" or args or kwargs:
+        if mode != "rb" or args or kwargs or rec is None:
             return any_open(self, path, mode, *args, **kwargs)
         try:
             st = rec.tls.state
@@ -151,25 +173,63 @@ def _open(cls: type, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
             st = rec.state()
         if st.depth:
             return fn(self, path, mode)
-        spans = rec.spans
         start = perf_counter_ns()
         try:
-            name = os_path(self, path)  # also the URL of its span (local files have no scheme)
-            f = build(name, SpannedReader if spans else CountedReader)
+            f = build(os_path(self, path), CountedReader)
         except BaseException:
             _failed(rec, st, self, op, start, path)
             raise
         ns = perf_counter_ns() - start
-        raw, opens, f._rs = st.readers.get(scheme) or st.reader_stats(scheme)
+        try:
+            raw, opens, f._rs = st.readers[scheme]
+        except KeyError:
+            raw, opens, f._rs = st.reader_stats(scheme)
         raw.append(ns)  # no retries to add: building the reader sends no request
         if len(raw) >= RAW_LIMIT:
             opens.compact()
-        if spans:  # the file's span, open to close, comes when it is closed
-            f._st = st  # (one statement each: a tuple assignment would build a tuple)
-            f._scheme = scheme
-            f._url = name
-            f._opened = start
-            f._reads = f._read_bytes = f._read_ns = 0
+        return f
+
+    return traced
+
+
+def _spanned_reader_open(op: str, fn: Callable[..., Any], any_open: Callable[..., Any],
+                         scheme: str, default_mode: str, os_path: Any,
+                         build: Any) -> Callable[..., Any]:
+    """``open`` at the ``spans`` level: a file opened "rb" is a :class:`SpannedReader`,
+    whose span, open to close, is kept when it is closed."""
+
+    @functools.wraps(fn)
+    def traced(self: Any, path: Any, mode: Any = default_mode, *args: Any,
+               **kwargs: Any) -> Any:
+        rec: Recorder | None = hook._recorder
+        if mode != "rb" or args or kwargs or rec is None:
+            return any_open(self, path, mode, *args, **kwargs)
+        try:
+            st = rec.tls.state
+        except AttributeError:
+            st = rec.state()
+        if st.depth:
+            return fn(self, path, mode)
+        start = perf_counter_ns()
+        try:
+            name = os_path(self, path)  # also the URL of its span (local files have no scheme)
+            f = build(name, SpannedReader)
+        except BaseException:
+            _failed(rec, st, self, op, start, path)
+            raise
+        ns = perf_counter_ns() - start
+        try:
+            raw, opens, f._rs = st.readers[scheme]
+        except KeyError:
+            raw, opens, f._rs = st.reader_stats(scheme)
+        raw.append(ns)
+        if len(raw) >= RAW_LIMIT:
+            opens.compact()
+        f._st = st  # (one statement each: a tuple assignment would build a tuple)
+        f._scheme = scheme
+        f._url = name
+        f._opened = start
+        f._reads = f._read_bytes = f._read_ns = 0
         return f
 
     return traced

@@ -20,11 +20,11 @@ _NUMPY_FROM = 64  # fewer durations than this fold faster without NumPy
 
 
 def fold(hist: dict[int, int], raw: list[int]) -> None:
-    """Add durations ``raw`` (nanoseconds) to ``hist``: bucket ``b`` holds durations ``d``
-    with ``floor(16 * log2(d + 1)) == b``. Computed in C, with NumPy where the process has
-    already imported it (about 25 ns a duration), else by sorting the durations and cutting
-    the sorted list at the buckets' first durations (about 55 ns a duration against 90 for a
-    logarithm each)."""
+    """Add durations ``raw`` (nanoseconds; the list may be reordered) to ``hist``: bucket
+    ``b`` holds durations ``d`` with ``floor(16 * log2(d + 1)) == b``. Computed in C, with
+    NumPy where the process has already imported it (about 25 ns a duration), else by
+    sorting the durations and cutting the sorted list at the buckets' first durations (about
+    45 ns a duration against 90 for a logarithm each)."""
     numpy = sys.modules.get("numpy")
     if numpy is not None and len(raw) >= _NUMPY_FROM:
         buckets = (numpy.log2(numpy.array(raw, dtype=numpy.float64) + 1) * _SUB)
@@ -33,7 +33,8 @@ def fold(hist: dict[int, int], raw: list[int]) -> None:
         for index, n in zip(found.tolist(), counts[found].tolist(), strict=True):
             hist[index] = hist.get(index, 0) + n
         return
-    values = sorted(raw)
+    values = raw
+    values.sort()  # in place: no copy of the list
     i, end = 0, len(values)
     while i < end:
         index = int(log2(values[i] + 1) * _SUB)

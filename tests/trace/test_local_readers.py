@@ -123,3 +123,60 @@ def test_span_paths_are_urls_built_at_export(spans, tmp_path):
     trace.export_chrome_trace(out)
     [stat] = [e for e in json.loads(out.read_text())["traceEvents"] if e["name"] == "stat"]
     assert stat["args"]["path"] == "mem://lazy-urls/d/missing"
+
+
+@pytest.mark.parametrize("level", ["metrics", "spans"])
+def test_eight_threads_reading_at_once_add_up_exactly(level, tmp_path):
+    import threading
+
+    from pfio.trace.stats import RAW_LIMIT
+
+    (tmp_path / "t.bin").write_bytes(b"x" * 100)
+    fs = Local(tmp_path)
+    per_thread = RAW_LIMIT + 7  # each thread folds its durations at least once meanwhile
+    start = threading.Barrier(8)
+
+    def work():
+        start.wait()
+        for _ in range(per_thread):
+            with fs.open("t.bin", "rb") as f:
+                f.read(60)
+                f.read()
+
+    trace.disable()
+    trace.reset()
+    trace.enable(level)
+    try:
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        ops = trace.metrics().operations
+        opens, read = ops[("file", "open")], ops[("file", "read")]
+        assert (opens.count, opens.errors) == (8 * per_thread, 0)
+        assert (read.count, read.bytes) == (16 * per_thread, 800 * per_thread)
+        read.compact()  # every duration in the histogram
+        assert sum(read.hist.values()) == read.count and read.ns > 0
+        if level == "spans":
+            kept = [s for s in trace.control.recorder().threads() for s in s.spans]
+            assert len(kept) == 8 * per_thread
+    finally:
+        trace.disable()
+        trace.reset()
+
+
+def test_switching_to_spans_while_on_makes_the_next_reader_a_span(tracer, data, tmp_path):
+    with data.open("d.bin", "rb") as f:
+        f.read()
+    assert file_spans(tmp_path) == []
+    trace.enable("spans")  # while on: the readers opened from now on keep spans
+    with data.open("d.bin", "rb") as f:
+        f.read(4)
+    (span,) = file_spans(tmp_path)
+    assert (span["args"]["reads"], span["args"]["read_bytes"]) == (1, 4)
+    assert (reads().count, reads().bytes) == (2, 22)
+    trace.enable("metrics")  # and back: no more spans
+    with data.open("d.bin", "rb") as f:
+        f.read()
+    assert len(file_spans(tmp_path)) == 1 and reads().count == 3

@@ -30,3 +30,21 @@ def test_without_the_flag_nothing_is_marked():
             fs.exists("x")
     trace.reset()
     assert not [e.name for e in prof.events() if e.name.startswith("pfio.")]
+
+
+def test_asking_for_marks_while_on_marks_local_reads_too(tmp_path):
+    from pfio.fs.local import Local
+
+    (tmp_path / "x").write_bytes(b"1")
+    fs = Local(tmp_path)
+    trace.enable()
+    try:
+        trace.enable(torch_profiler=True)  # while on: the fast local reader gives way
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            with fs.open("x", "rb") as f:
+                assert f.read() == b"1"
+        assert trace.metrics().operations[("file", "read")].count == 1
+    finally:
+        trace.disable()
+        trace.reset()
+    assert "pfio.file.open" in {e.name for e in prof.events()}
