@@ -64,6 +64,8 @@ GROUPS = [g.strip() for g in os.environ.get("PFIO_BENCH_CHECKPOINT_GROUPS", "").
           if g.strip()]
 #: the clients measured (comma-separated names; all if empty): at a large state, fewer
 #: copies on the gateway at once
+#: whether each client's requests and memory are profiled in fresh processes ("0": not)
+PROFILE = os.environ.get("PFIO_BENCH_CHECKPOINT_PROFILE", "1") != "0"
 CLIENTS = [c.strip() for c in os.environ.get("PFIO_BENCH_CHECKPOINT_CLIENTS", "").split(",")
            if c.strip()]
 REGION = "us-east-1"
@@ -554,7 +556,7 @@ def run(quick: bool) -> list[Row]:
             found = measure(groups, rounds, gib, lambda: empty_bucket(bucket, endpoint))
             print(f"measured in {time.perf_counter() - began:.0f} s", file=sys.stderr,
                   flush=True)
-            profiled = {} if quick else profile(size, bucket, proxy, tmp, groups,
+            profiled = {} if quick or not PROFILE else profile(size, bucket, proxy, tmp, groups,
                                                 lambda: empty_bucket(bucket, endpoint))
             report(found, profiled)
             return rows_of(found, server)
