@@ -222,8 +222,9 @@ def dcp_clients(state, template, bucket: str, endpoint: str, proxy: str, tmp: st
 
 
 def _raw_gets(bucket: str, prefix: str, endpoint: str, threads: int) -> Op:
-    """What the gateway serves at best: the objects under ``prefix`` (pfio's checkpoint)
-    read with ranged GETs of 8 MiB by ``threads`` threads into memory, no torch (boto3)."""
+    """A plain reader's ceiling on the gateway: the objects under ``prefix`` (pfio's
+    checkpoint) read with ranged GETs of 8 MiB by ``threads`` threads into memory, no torch
+    (boto3)."""
     from concurrent.futures import ThreadPoolExecutor
 
     import boto3
