@@ -28,8 +28,9 @@ state itself, for every client.
 
 s3tc 1.5 cannot finish a multipart upload on Ceph 16: its CRT client wants an ``ETag``
 header on CompleteMultipartUpload's answer, which Ceph gives only in the XML body. Its saves
-go through :class:`ETagProxy`, a small loopback proxy that adds the header; pfio saves
-through the same proxy too (the ``via proxy`` rows), a control for what the proxy costs.
+go through :class:`ETagProxy`, a small loopback proxy that adds the header, run in a process
+of its own (:class:`ETagProxyProcess`: its CPU and GIL are no client's); pfio saves through
+the same proxy too (the ``via proxy`` rows), a control for what the proxy costs.
 The targets compare like with like: s3tc's saves with pfio's through the proxy.
 """
 
