@@ -28,8 +28,9 @@ state itself, for every client.
 
 s3tc 1.5 cannot finish a multipart upload on Ceph 16: its CRT client wants an ``ETag``
 header on CompleteMultipartUpload's answer, which Ceph gives only in the XML body. Its saves
-go through :class:`ETagProxy`, a small loopback proxy that adds the header; pfio saves
-through the same proxy too (the ``via proxy`` rows), a control for what the proxy costs.
+go through :class:`ETagProxy`, a small loopback proxy that adds the header, run in a process
+of its own (:class:`ETagProxyProcess`: its CPU and GIL are no client's); pfio saves through
+the same proxy too (the ``via proxy`` rows), a control for what the proxy costs.
 The targets compare like with like: s3tc's saves with pfio's through the proxy.
 """
 
@@ -50,7 +51,7 @@ from urllib.request import urlopen
 
 import torch
 import torch.distributed.checkpoint as dcp
-from etag_proxy import ETagProxy
+from etag_proxy import ETagProxyProcess
 from harness import Row, main, s3_server
 
 from pfio import from_url
@@ -58,7 +59,16 @@ from pfio.integrations.torch.dcp import PfioReader, PfioWriter
 
 MIB = 1 << 20
 SIZE_MIB = int(os.environ.get("PFIO_BENCH_CHECKPOINT_MIB", "64"))
-ROUNDS = 3
+ROUNDS = int(os.environ.get("PFIO_BENCH_CHECKPOINT_ROUNDS", "3"))
+#: the groups measured (comma-separated names of :func:`all_clients`' groups; all if empty)
+GROUPS = [g.strip() for g in os.environ.get("PFIO_BENCH_CHECKPOINT_GROUPS", "").split(",")
+          if g.strip()]
+#: the clients measured (comma-separated names; all if empty): at a large state, fewer
+#: copies on the gateway at once
+#: whether each client's requests and memory are profiled in fresh processes ("0": not)
+PROFILE = os.environ.get("PFIO_BENCH_CHECKPOINT_PROFILE", "1") != "0"
+CLIENTS = [c.strip() for c in os.environ.get("PFIO_BENCH_CHECKPOINT_CLIENTS", "").split(",")
+           if c.strip()]
 REGION = "us-east-1"
 #: pfio's S3 options here: a read timeout as long as the other clients' (a gateway shared
 #: by a busy machine can be silent for more than pfio's default 10 s)
@@ -191,6 +201,7 @@ def dcp_clients(state, template, bucket: str, endpoint: str, proxy: str, tmp: st
         _check(loaded, state)
 
     local = os.path.join(tmp, f"{tag}dcp{threads}")
+    raw_load = _raw_gets(bucket, f"{tag}pfio-dcp{threads}/", endpoint, threads)
 
     def local_save() -> None:
         with CLOCK:
@@ -207,7 +218,38 @@ def dcp_clients(state, template, bucket: str, endpoint: str, proxy: str, tmp: st
             "pfio via proxy": pfio_ops(f"pfio-proxy-dcp{threads}",
                                        {**OPTIONS, "endpoint": proxy}),
             "s3tc": (s3tc_save, s3tc_load),
-            "local disk": (local_save, local_load)}
+            "local disk": (local_save, local_load),
+            "raw GETs": (None, raw_load)}
+
+
+def _raw_gets(bucket: str, prefix: str, endpoint: str, threads: int) -> Op:
+    """A plain reader's ceiling on the gateway: the objects under ``prefix`` (pfio's
+    checkpoint) read with ranged GETs of 8 MiB by ``threads`` threads into memory, no torch
+    (boto3)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import boto3
+    from botocore.config import Config
+
+    client = boto3.session.Session().client(
+        "s3", endpoint_url=endpoint,
+        config=Config(read_timeout=60, max_pool_connections=max(10, threads)))
+
+    def get(key: str, start: int, end: int) -> int:
+        body = client.get_object(Bucket=bucket, Key=key, Range=f"bytes={start}-{end}")["Body"]
+        return len(body.read())
+
+    def load() -> None:
+        objects = [(o["Key"], o["Size"]) for page in client.get_paginator(
+            "list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+            for o in page.get("Contents", ())]
+        ranges = [(key, start, min(start + 8 * MIB, size) - 1) for key, size in objects
+                  for start in range(0, size, 8 * MIB)]
+        with CLOCK, ThreadPoolExecutor(threads) as pool:
+            got = sum(pool.map(lambda r: get(*r), ranges))
+        if got != sum(size for _, size in objects):
+            raise AssertionError(f"read {got} bytes of {prefix}")
+    return load
 
 
 def async_clients(state, bucket: str, endpoint: str, proxy: str, tmp: str,
@@ -320,12 +362,15 @@ def all_clients(size_mib: int, bucket: str, endpoint: str, proxy: str, tmp: str,
     """The groups of clients for a state of ``size_mib``, and its size in GiB."""
     state = make_state(size_mib)
     template = {k: torch.empty_like(v) for k, v in state.items()}
-    groups: Groups = {
-        "dcp t1": dcp_clients(state, template, bucket, endpoint, proxy, tmp, 1, tag),
-        "dcp t4": dcp_clients(state, template, bucket, endpoint, proxy, tmp, 4, tag),
-        "dcp async_save t4": async_clients(state, bucket, endpoint, proxy, tmp, tag),
-        "single file": single_file_clients(state, bucket, endpoint, proxy, tmp, tag),
+    makers: dict[str, Callable[[], dict[str, tuple[Op, Op | None]]]] = {
+        "dcp t1": lambda: dcp_clients(state, template, bucket, endpoint, proxy, tmp, 1, tag),
+        "dcp t4": lambda: dcp_clients(state, template, bucket, endpoint, proxy, tmp, 4, tag),
+        "dcp async_save t4": lambda: async_clients(state, bucket, endpoint, proxy, tmp, tag),
+        "single file": lambda: single_file_clients(state, bucket, endpoint, proxy, tmp, tag),
     }
+    groups: Groups = {name: {client: ops for client, ops in make().items()
+                             if not CLIENTS or client in CLIENTS}
+                      for name, make in makers.items() if not GROUPS or name in GROUPS}
     return groups, sum(v.numel() * v.element_size() for v in state.values()) / (1 << 30)
 
 
@@ -353,13 +398,27 @@ def _timed(op: Op) -> tuple[float, float, float | None]:
     return CLOCK.wall, CLOCK.cpu, CLOCK.marks.get("return")
 
 
-def measure(groups: Groups, rounds: int, gib: float) -> Found:
-    """(group, client, "save"|"load") -> [figures] per round. In each round and group the
-    clients save in turn, then load in turn, in an order rotated every round (so that no
-    client always follows its own save, or the same neighbour, on the gateway)."""
+def empty_bucket(bucket: str, endpoint: str) -> None:
+    """Delete the objects in ``bucket`` (the gateway's memory store is small and shared: a
+    group's checkpoints go before the next group's are written)."""
+    import boto3
+
+    client = boto3.session.Session().client("s3", endpoint_url=endpoint)
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+        keys = [{"Key": o["Key"]} for o in page.get("Contents", ())]
+        if keys:
+            client.delete_objects(Bucket=bucket, Delete={"Objects": keys})
+
+
+def measure(groups: Groups, rounds: int, gib: float,
+            done: Callable[[], None] = lambda: None) -> Found:
+    """(group, client, "save"|"load") -> [figures] per round. Group by group, in each round
+    the clients save in turn, then load in turn, in an order rotated every round (so that
+    no client always follows its own save, or the same neighbour, on the gateway); ``done``
+    is called after each group."""
     found: Found = {}
-    for turn in range(rounds):
-        for group, clients in groups.items():
+    for group, clients in groups.items():
+        for turn in range(rounds):
             names = list(clients)
             names = names[turn % len(names):] + names[:turn % len(names)]
             for what, index in (("save", 0), ("load", 1)):
@@ -367,14 +426,19 @@ def measure(groups: Groups, rounds: int, gib: float) -> Found:
                     op = clients[name][index]
                     if op is None:
                         continue
-                    wall, cpu, returned = _timed(op)
+                    try:
+                        wall, cpu, returned = _timed(op)
+                    except Exception:  # noqa: BLE001 - printed by _timed; the others go on
+                        continue
                     found.setdefault((group, name, what), []).append(
                         (gib * (1 << 30) / 1e9 / wall, cpu / gib, returned))
+        done()
     return found
 
 
-def profile(size_mib: int, bucket: str, proxy: ETagProxy, tmp: str,
-            groups: Groups) -> dict[tuple[str, str, str], dict[str, int]]:
+def profile(size_mib: int, bucket: str, proxy: ETagProxyProcess, tmp: str,
+            groups: Groups, done: Callable[[], None] = lambda: None
+            ) -> dict[tuple[str, str, str], dict[str, int]]:
     """(group, client, op) -> {"rss": peak rise in bytes, "GET": n, "PUT": n, ...}: each
     client's operations of each group in a fresh process, their requests through ``proxy``
     (see the module documentation). Large blocks are mapped and unmapped, never kept by
@@ -384,15 +448,19 @@ def profile(size_mib: int, bucket: str, proxy: ETagProxy, tmp: str,
     env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": str(128 << 10)}
     for group, clients in groups.items():
         for name in clients:
-            if name == "pfio via proxy":  # (here every client goes through the proxy)
-                continue
+            if name in ("pfio via proxy", "raw GETs"):  # (here every client goes through
+                continue                                # the proxy; raw GETs: no torch)
             answer = subprocess.run([sys.executable, __file__, "--profile", group, name,
                                      str(size_mib), bucket, proxy.endpoint, tmp],
                                     capture_output=True, text=True, timeout=600, env=env)
-            if answer.returncode:
-                raise RuntimeError(f"profiling {group} {name}: {answer.stderr}")
+            if answer.returncode:  # (printed; the others go on)
+                print(f"profiling {group} {name} failed: {answer.stderr[-2000:]}",
+                      file=sys.stderr, flush=True)
+                done()
+                continue
             for what, seen in json.loads(answer.stdout).items():
                 found[(group, name, what)] = seen
+            done()
     return found
 
 
@@ -422,7 +490,7 @@ def _profile_main(group: str, name: str, size_mib: str, bucket: str, proxy: str,
 #: the target
 TARGETS = {
     ("dcp t1", "load"): [("s3tc", 1.2), ("local disk", 0.5)],
-    ("dcp t4", "load"): [("s3tc", 1.2), ("local disk", 0.5)],
+    ("dcp t4", "load"): [("s3tc", 1.2), ("local disk", 0.5), ("raw GETs", None)],
     ("dcp t1", "save"): [("s3tc", 1.1)],
     ("dcp t4", "save"): [("s3tc", 1.1)],
     ("dcp async_save t4", "save"): [("s3tc", None)],
@@ -437,6 +505,8 @@ def rows_of(found: Found, server: str) -> list[Row]:
         for baseline, target in baselines:
             # s3tc saves through the proxy: compared with pfio's saves through it
             ours_name = "pfio via proxy" if what == "save" and baseline == "s3tc" else "pfio"
+            if {(group, baseline, what), (group, ours_name, what)} - found.keys():
+                continue  # (a group not measured, or a client that failed)
             ours = found[(group, ours_name, what)]
             theirs = found[(group, baseline, what)]
             rows.append(Row(f"checkpoints ({server})", f"{group} {what} ({ours_name})",
@@ -478,16 +548,18 @@ def run(quick: bool) -> list[Row]:
     tmp = tempfile.mkdtemp(prefix="bench-ckpt-")
     try:
         with s3_server("bench-ckpt") as (server, bucket, settings), \
-                ETagProxy(settings["S3_ENDPOINT"]) as proxy:
+                ETagProxyProcess(settings["S3_ENDPOINT"]) as proxy:
             groups, gib = all_clients(size, bucket, settings["S3_ENDPOINT"], proxy.endpoint,
                                       tmp)
             print(f"state: {gib * 1024:.0f} MiB; {rounds} rounds on {server}; "
                   f"{os.cpu_count()} CPUs (shared)", flush=True)
             began = time.perf_counter()
-            found = measure(groups, rounds, gib)
+            endpoint = settings["S3_ENDPOINT"]
+            found = measure(groups, rounds, gib, lambda: empty_bucket(bucket, endpoint))
             print(f"measured in {time.perf_counter() - began:.0f} s", file=sys.stderr,
                   flush=True)
-            profiled = {} if quick else profile(size, bucket, proxy, tmp, groups)
+            profiled = {} if quick or not PROFILE else profile(size, bucket, proxy, tmp, groups,
+                                                lambda: empty_bucket(bucket, endpoint))
             report(found, profiled)
             return rows_of(found, server)
     finally:

@@ -9,6 +9,7 @@ import http.client
 import http.server
 import json
 import re
+import subprocess
 import sys
 import threading
 from urllib.parse import urlsplit
@@ -100,3 +101,35 @@ class ETagProxy:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class ETagProxyProcess:
+    """An :class:`ETagProxy` in a process of its own: its CPU time and its hold on the GIL
+    are not the measured client's (the proxy stands in for a fix of the gateway, it is no
+    part of any client)."""
+
+    def __init__(self, upstream: str) -> None:
+        self._upstream = upstream
+        self.endpoint = ""
+
+    def __enter__(self) -> ETagProxyProcess:
+        self._process = subprocess.Popen([sys.executable, __file__, self._upstream],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         text=True)
+        assert self._process.stdout is not None
+        self.endpoint = self._process.stdout.readline().strip()
+        if not self.endpoint:
+            self._process.wait()
+            raise RuntimeError(f"the proxy to {self._upstream} did not start")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._process.stdin is not None
+        self._process.stdin.close()  # the proxy stops at the end of its input
+        self._process.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    with ETagProxy(sys.argv[1]) as proxy:
+        print(proxy.endpoint, flush=True)
+        sys.stdin.read()
