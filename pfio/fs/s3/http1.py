@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from .errors import ProtocolError, TooSlow
 
 if TYPE_CHECKING:
-    from .connection import BodySink
+    from .engine import BodySink
 
 #: bytes of a connection's receive buffer: a head (and a line of a chunked body) must fit
 BUFFER = 16 << 10

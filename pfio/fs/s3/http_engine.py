@@ -42,12 +42,13 @@ from ...version import __version__
 from .http1 import MIN_RATE, Http1Connection, Socket, Stale
 from .rest import RestRequests
 from .sigv4 import Signer
-from .wire import credential_source, get_headers, server_error
+from .wire import RawAnswer, credential_source, error_answer, get_headers
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .connection import BodySink, RequestHook, S3Connection
+    from .connection import S3Connection
+    from .engine import BodySink, RequestHook
     from .wire import Endpoint
 
 #: bodies of plain GETs kept on their connections for their readers at once, at most (more:
@@ -99,15 +100,14 @@ class HttpEngine(RestRequests):
 
     def _send(self, method: str, bucket: str, key: str, query: str,
               headers: list[tuple[str, str]], body: Any,
-              sink: BodySink | None = None) -> dict[str, Any]:
+              sink: BodySink | None = None) -> RawAnswer:
         status, answer, data = self._exchange(method, bucket, key, query, headers, body, sink)
         if status >= 300 and self._moved(bucket, status, answer):  # once, to its region
             status, answer, data = self._exchange(method, bucket, key, query, headers, body,
                                                   sink)
         if status >= 300:
-            raise server_error(status, data, answer)
-        return {"ResponseMetadata": {"HTTPStatusCode": status, "HTTPHeaders": answer},
-                "ETag": answer.get("etag"), "Body": data}
+            raise error_answer(status, data, answer)
+        return RawAnswer(status, answer, data)
 
     def _exchange(self, method: str, bucket: str, key: str, query: str,
                   headers: list[tuple[str, str]], body: Any,

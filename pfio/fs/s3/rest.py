@@ -13,23 +13,36 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from .engine import (
+    Answer,
+    Copied,
+    Deleted,
+    Head,
+    ListPage,
+    NewUpload,
+    Part,
+    UploadsPage,
+    Written,
+)
 from .listing import listing_query, parse_listing
 from .sigv4 import PAYLOAD_HEADER
 from .wire import (
     Endpoint,
+    RawAnswer,
     bucket_configuration,
     completion_body,
     copy_source,
     delete_body,
-    head_response,
+    head_of,
+    new_upload,
     parse_delete_result,
     parse_uploads,
     result_etag,
-    with_upload_id,
 )
 
 if TYPE_CHECKING:
-    from .connection import BodySink, RequestHook, S3Connection
+    from .connection import S3Connection
+    from .engine import BodySink, RequestHook
 
 
 class RestRequests:
@@ -64,43 +77,42 @@ class RestRequests:
 
     def _send(self, method: str, bucket: str, key: str, query: str,
               headers: list[tuple[str, str]], body: Any,
-              sink: BodySink | None = None) -> dict[str, Any]:
+              sink: BodySink | None = None) -> RawAnswer:
         """Send one signed request; a sink takes a successful GET's body, the others'
-        bodies are returned (``Body``) with their status (``ResponseMetadata``), headers
-        and ``ETag``. An error answer raises :class:`ServerError`."""
+        bodies are returned with their status and headers. An error answer raises
+        :class:`~pfio.fs.s3.errors.ServerError`."""
         raise NotImplementedError
 
-    def list_objects_v2(self, bucket: str, **kwargs: Any) -> dict[str, Any]:
-        response = self._send("GET", bucket, "", listing_query(**kwargs), [], None)
-        page = parse_listing(response["Body"])
-        page["ResponseMetadata"] = response["ResponseMetadata"]
-        return page
+    def list_objects_v2(self, bucket: str, prefix: str, delimiter: str | None = None,
+                        max_keys: int | None = None, token: str | None = None) -> ListPage:
+        answer = self._send("GET", bucket, "", listing_query(prefix, delimiter, max_keys,
+                                                             token), [], None)
+        return parse_listing(answer.body, answer.status)
 
-    def head_object(self, bucket: str, key: str) -> dict[str, Any]:
-        meta = self._send("HEAD", bucket, key, "", [], None)["ResponseMetadata"]
-        return head_response(meta["HTTPStatusCode"], meta["HTTPHeaders"])
+    def head_object(self, bucket: str, key: str) -> Head:
+        answer = self._send("HEAD", bucket, key, "", [], None)
+        return head_of(answer.status, answer.headers)
 
     def put_object(self, bucket: str, key: str, body: Any, crc32: str,
                    md5: str | None = None, exclusive: bool = False,
-                   sha256: str | None = None) -> dict[str, Any]:
-        return self._send("PUT", bucket, key, "",
-                          _put_headers(crc32, md5, exclusive, sha256), body)
+                   sha256: str | None = None) -> Written:
+        return _written(self._send("PUT", bucket, key, "",
+                                   _put_headers(crc32, md5, exclusive, sha256), body))
 
     def create_multipart_upload(self, bucket: str, key: str,
-                                checksum: str | None = "CRC32") -> dict[str, Any]:
+                                checksum: str | None = "CRC32") -> NewUpload:
         headers = [("x-amz-checksum-algorithm", checksum)] if checksum else []
-        return with_upload_id(self._send("POST", bucket, key, "uploads", headers, b""))
+        return new_upload(self._send("POST", bucket, key, "uploads", headers, b""))
 
     def upload_part(self, bucket: str, key: str, upload_id: str, number: int, body: Any,
                     crc32: str, md5: str | None = None,
-                    sha256: str | None = None) -> dict[str, Any]:
+                    sha256: str | None = None) -> Written:
         query = f"partNumber={number}&uploadId={quote(upload_id, safe='')}"
-        return self._send("PUT", bucket, key, query,
-                          _put_headers(crc32, md5, sha256=sha256), body)
+        return _written(self._send("PUT", bucket, key, query,
+                                   _put_headers(crc32, md5, sha256=sha256), body))
 
     def complete_multipart_upload(self, bucket: str, key: str, upload_id: str,
-                                  parts: list[dict[str, Any]],
-                                  exclusive: bool = False) -> dict[str, Any]:
+                                  parts: list[Part], exclusive: bool = False) -> Copied:
         headers = [("content-type", "application/xml")]
         if exclusive:
             headers.append(("if-none-match", "*"))
@@ -109,54 +121,62 @@ class RestRequests:
             completion_body(parts)), "CompleteMultipartUploadResult")
 
     def list_multipart_uploads(self, bucket: str, prefix: str, key_marker: str = "",
-                               upload_id_marker: str = "") -> dict[str, Any]:
+                               upload_id_marker: str = "") -> UploadsPage:
         query = f"prefix={quote(prefix, safe='-_.~')}&uploads="
         if key_marker:
             query = (f"key-marker={quote(key_marker, safe='-_.~')}&{query}"
                      f"&upload-id-marker={quote(upload_id_marker, safe='-_.~')}")
-        response = self._send("GET", bucket, "", query, [], None)
-        return {**parse_uploads(response["Body"]),
-                "ResponseMetadata": response["ResponseMetadata"]}
+        return parse_uploads(self._send("GET", bucket, "", query, [], None))
 
-    def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> dict[str, Any]:
-        return self._send("DELETE", bucket, key, f"uploadId={quote(upload_id, safe='')}", [],
-                          None)
+    def abort_multipart_upload(self, bucket: str, key: str, upload_id: str) -> Answer:
+        return _answer(self._send("DELETE", bucket, key,
+                                  f"uploadId={quote(upload_id, safe='')}", [], None))
 
-    def delete_object(self, bucket: str, key: str) -> dict[str, Any]:
-        return self._send("DELETE", bucket, key, "", [], None)
+    def delete_object(self, bucket: str, key: str) -> Answer:
+        return _answer(self._send("DELETE", bucket, key, "", [], None))
 
-    def delete_objects(self, bucket: str, keys: list[str]) -> dict[str, Any]:
+    def delete_objects(self, bucket: str, keys: list[str]) -> Deleted:
         body = delete_body(keys)
         md5 = base64.b64encode(hashlib.md5(body, usedforsecurity=False).digest()).decode()
-        response = self._send("POST", bucket, "", "delete",
-                              [("content-md5", md5), ("content-type", "application/xml")],
-                              body)
-        result = parse_delete_result(response)
-        result["ResponseMetadata"] = response["ResponseMetadata"]
-        return result
+        return parse_delete_result(self._send(
+            "POST", bucket, "", "delete",
+            [("content-md5", md5), ("content-type", "application/xml")], body))
 
     def copy_object(self, bucket: str, key: str, source_bucket: str,
-                    source_key: str) -> dict[str, Any]:
+                    source_key: str) -> Copied:
         return result_etag(self._send(
             "PUT", bucket, key, "", [("x-amz-copy-source", copy_source(source_bucket,
                                                                         source_key))], b""),
             "CopyObjectResult")
 
     def upload_part_copy(self, bucket: str, key: str, upload_id: str, number: int,
-                         source_bucket: str, source_key: str, rng: str) -> dict[str, Any]:
+                         source_bucket: str, source_key: str, rng: str) -> Copied:
         query = f"partNumber={number}&uploadId={quote(upload_id, safe='')}"
         return result_etag(self._send(
             "PUT", bucket, key, query,
             [("x-amz-copy-source", copy_source(source_bucket, source_key)),
              ("x-amz-copy-source-range", rng)], b""), "CopyPartResult", required=True)
 
-    def head_bucket(self, bucket: str) -> dict[str, Any]:
-        return self._send("HEAD", bucket, "", "", [], None)
+    def head_bucket(self, bucket: str) -> Answer:
+        return _answer(self._send("HEAD", bucket, "", "", [], None))
 
-    def create_bucket(self, bucket: str) -> dict[str, Any]:
+    def create_bucket(self, bucket: str) -> Answer:
         region = self._region
         body = b"" if region == "us-east-1" else bucket_configuration(region)
-        return self._send("PUT", bucket, "", "", [], body)
+        return _answer(self._send("PUT", bucket, "", "", [], body))
+
+
+def _answer(answer: RawAnswer) -> Answer:
+    return Answer(status=answer.status)
+
+
+def _written(answer: RawAnswer) -> Written:
+    """The answer to a PUT of a body: its ETag and what it says of the body's integrity."""
+    headers = answer.headers
+    return Written(status=answer.status, etag=headers.get("etag", ""),
+                   crc32=headers.get("x-amz-checksum-crc32"),
+                   encryption=headers.get("x-amz-server-side-encryption"),
+                   customer_key="x-amz-server-side-encryption-customer-algorithm" in headers)
 
 
 def _put_headers(crc32: str, md5: str | None, exclusive: bool = False,
