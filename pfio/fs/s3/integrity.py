@@ -10,7 +10,7 @@ header, such as Ceph 16 and moto) every body also carries a second digest, one o
   the server refuses a body that does not match (``XAmzContentSHA256Mismatch``) before
   storing anything. The cheaper of the two for the client (SHA-256 runs at about twice
   MD5's speed on CPUs with SHA extensions), and only sent by an engine that signs bodies
-  (:attr:`~pfio.fs.s3.connection.Engine.signs_payloads`: the ``http`` engine with
+  (:attr:`~pfio.fs.s3.engine.Engine.signs_payloads`: the ``http`` engine with
   credentials).
 * its MD5 (``Content-MD5``, which the servers that ignore the CRC check before storing the
   body: Ceph answers ``BadDigest``; moto checks nothing), and the answer's ETag is compared
