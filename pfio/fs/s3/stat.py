@@ -22,13 +22,15 @@ class S3ObjectStat(FileStat):
     """
 
     def __init__(self, key: str, head: Head | Entry | Mapping[str, Any]) -> None:
-        if isinstance(head, Mapping):  # (PFIO 2.x's callers: botocore's answer)
+        if isinstance(head, Entry):
+            modified, size, etag, metadata = head.last_modified, head.size, head.etag, None
+        elif isinstance(head, Head):
+            modified, size, etag = head.last_modified, head.size, head.etag
+            metadata = head.metadata
+        else:  # (PFIO 2.x's callers: botocore's answer)
             modified = head.get("LastModified")
             size = head.get("ContentLength", head.get("Size", 0))
             etag, metadata = head.get("ETag", ""), head.get("Metadata")
-        else:
-            modified, size, etag = head.last_modified, head.size, head.etag
-            metadata = head.metadata if isinstance(head, Head) else None
         super().__init__(key, size,
                          last_modified=None if modified is None else modified.timestamp(),
                          etag=etag.strip('"'))

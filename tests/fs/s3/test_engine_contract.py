@@ -58,6 +58,7 @@ from pfio.fs.s3.errors import (
     translate,
 )
 from pfio.fs.s3.integrity import crc32_of
+from pfio.fs.s3.stat import S3ObjectStat
 from pfio.fs.s3.wire import UNREADABLE
 
 WHEN = datetime.datetime(2026, 11, 24, 5, 6, 7, tzinfo=datetime.timezone.utc)
@@ -280,3 +281,23 @@ def test_each_engine_raises_not_found_for_a_missing_key(fs: S3) -> None:
 def test_each_engine_raises_no_such_upload_for_an_unknown_upload(fs: S3) -> None:
     with pytest.raises(NoSuchUpload):
         fs.connection.engine().abort_multipart_upload(fs.bucket, "k", "no-such-upload")
+
+
+# -- the stat of an object, from each shape ------------------------------------------------
+
+def test_an_object_stat_of_a_head_has_its_metadata() -> None:
+    stat = S3ObjectStat("k", Head(size=5, etag='"e"', last_modified=WHEN, metadata={"a": "1"}))
+    assert (stat.size, stat.etag, stat.last_modified) == (5, "e", WHEN.timestamp())
+    assert stat.metadata == {"a": "1"}
+
+
+def test_an_object_stat_of_a_listing_entry_has_no_metadata() -> None:
+    stat = S3ObjectStat("k", Entry(key="d/k", size=3, etag='"e"'))
+    assert (stat.size, stat.etag, stat.last_modified) == (3, "e", None)
+    assert not hasattr(stat, "metadata")
+
+
+def test_an_object_stat_still_takes_botocore_s_answer_as_pfio_2_did() -> None:
+    stat = S3ObjectStat("k", {"ContentLength": 5, "ETag": '"e"', "LastModified": WHEN,
+                              "Metadata": {}})
+    assert (stat.size, stat.etag, stat.last_modified) == (5, "e", WHEN.timestamp())
