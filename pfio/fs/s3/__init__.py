@@ -12,9 +12,9 @@ The package has three layers, each importing only the ones below it (ARCHITECTUR
 * the transport (bytes on sockets): :mod:`.connection` (one per bucket and process: the
   engine, threads, retries), :mod:`.botocore_client` (the botocore client, ``mock_aws``
   detection), :mod:`.http1` (one HTTP/1.1 connection: strict framing, bounded waits),
-  :mod:`.http_engine` (the default), :mod:`.boto3_engine` (botocore, for moto's
-  ``mock_aws`` and set-ups the http engine cannot serve; botocore's answers and errors
-  converted at its edge), :mod:`.rest` (the requests other than GET), :mod:`.retry`;
+  :mod:`.http_pool` (its connections kept per host), :mod:`.http_engine` (the default),
+  :mod:`.boto3_engine` (botocore, for moto's ``mock_aws`` and set-ups the http engine
+  cannot serve; botocore's answers and errors converted at its edge), :mod:`.retry`;
 * the IO layer: :mod:`.get` (ranged GETs that resume), :mod:`.reader` (and its
   :mod:`.faces`, the file classes ``open`` returns), :mod:`.writer`,
   :mod:`.operations` (list, remove, rename), :mod:`.filesystem` (the :class:`S3` class).
