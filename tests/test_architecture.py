@@ -171,10 +171,10 @@ def test_no_import_points_up_the_layers(graph):
 
 #: the seams inside the S3 package (ARCHITECTURE.md, "The S3 stack"), bottom to top
 S3_LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("wire", ("sigv4", "errors", "wire", "listing", "integrity")),
-    ("transport", ("credentials", "retry", "threads", "rest", "connection", "http1",
-                   "http_engine",
-                   "boto3_engine")),
+    ("wire", ("sigv4", "errors", "engine", "settings", "wire", "listing", "integrity",
+              "http1_syntax")),
+    ("transport", ("credentials", "botocore_client", "retry", "threads", "connection",
+                   "http1", "http_pool", "http_engine", "boto3_engine")),
     ("io", ("get", "reader", "faces", "writer", "stat", "operations", "uploads",
             "filesystem")),
 ]

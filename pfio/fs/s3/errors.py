@@ -2,8 +2,11 @@
 (:func:`is_transient`), what is throttling (:func:`is_throttling`), how long the server asks
 a client to wait (:func:`retry_after`) and the builtin exception each error becomes
 (:func:`translate`): ``FileNotFoundError``, ``PermissionError`` or an ``OSError`` saying what
-happened and how often it was tried. A botocore ``ClientError`` (or a :class:`ServerError`)
-never reaches the caller. No IO here.
+happened and how often it was tried. Errors are classified by their class
+(``isinstance``): an engine raises error answers as the :class:`ServerError` subclass
+:func:`server_error` picks, and a connection that broke or went silent as a
+``ConnectionError`` or a ``TimeoutError`` (the ``boto3`` engine converts botocore's and
+urllib3's errors to those at its edge). No IO here.
 
 What is retried (the rest is raised at once):
 
@@ -14,8 +17,7 @@ What is retried (the rest is raised at once):
   way), ``InternalError``,
   ``OperationAborted`` and every 5xx but 501, 505, 506, 510 and 511 (they say the request
   can never succeed as sent);
-* broken, refused or silent connections (``ConnectionError``, ``TimeoutError`` and their
-  botocore, urllib3 and http.client cousins).
+* broken, refused or silent connections (``ConnectionError``, ``TimeoutError``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import email.utils
 import errno
 import os
 import time
-from typing import Any
+from collections.abc import Mapping
 
 from ...trace.redact import redact
 
@@ -54,37 +56,103 @@ _PERMANENT_CODES = frozenset({"NotImplemented", "501", "505"})
 _EXPLAINED = frozenset({"UnreadableAnswer", "UnreadableListing", "BadDigest",
                         "StoredBadDigest", "XAmzContentChecksumMismatch",
                         "XAmzContentSHA256Mismatch"})
-#: the names of exception classes (and bases) of broken or silent connections in botocore,
-#: urllib3 and http.client, matched by name so that this module imports none of them
-_CONNECTION_ERRORS = frozenset({
-    "HTTPClientError", "ConnectionError", "ProtocolError", "ResponseStreamingError",
-    "IncompleteReadError", "ReadTimeoutError", "ConnectTimeoutError", "HTTPError",
-    "HTTPException"})
-
-
 class ServerError(Exception):
-    """An error answer of S3 to a request of the native engine, shaped as botocore's
-    ``ClientError`` (``response["Error"]["Code"]``, ``response["ResponseMetadata"]`` with
-    the status and the lower-case headers of the answer, ``Retry-After`` among them)."""
+    """An error answer of S3: its status, its code (the status as text when the answer
+    named none), its message and its (lower-case) headers. Made by :func:`server_error`,
+    as the subclass that says what it is; this class itself is an error no retry changes,
+    which :func:`translate` reports as an ``OSError``."""
 
     def __init__(self, status: int, code: str, message: str,
-                 headers: dict[str, str]) -> None:
-        super().__init__(f"{code or status}: {message}" if message else code or str(status))
-        self.response: dict[str, Any] = {"Error": {"Code": code or str(status), "Message": message},
-                         "ResponseMetadata": {"HTTPStatusCode": status,
-                                              "HTTPHeaders": headers}}
+                 headers: Mapping[str, str], object_size: int | None = None) -> None:
+        code = code or str(status)
+        super().__init__(f"{code}: {message}" if message else code)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers
+        #: the object's size a 416 answer told in its body (``ActualObjectSize``), if any
+        self.object_size = object_size
 
-    @property
-    def status(self) -> int:
-        """The HTTP status of the answer."""
-        status: int = self.response["ResponseMetadata"]["HTTPStatusCode"]
-        return status
 
-    @property
-    def headers(self) -> dict[str, str]:
-        """The (lower-case) headers of the answer."""
-        headers: dict[str, str] = self.response["ResponseMetadata"]["HTTPHeaders"]
-        return headers
+class Retryable(ServerError):
+    """An answer worth another try (see the module documentation)."""
+
+
+class Throttled(Retryable):
+    """An answer asking the client to slow down (retried with the longer backoff)."""
+
+
+class NotFound(ServerError):
+    """No such key, bucket or upload: a ``FileNotFoundError`` for the caller."""
+
+
+class NoSuchUpload(NotFound):
+    """The multipart upload is gone (completed, or aborted)."""
+
+
+class Denied(ServerError):
+    """Access denied, or a signature or a key refused: a ``PermissionError``."""
+
+
+class PreconditionFailed(ServerError):
+    """A condition of the request (``If-Match``, ``If-None-Match: *``) does not hold."""
+
+
+class RangeNotSatisfiable(ServerError):
+    """A GET of a range that starts at or past the end of the object (416)."""
+
+
+class BucketExists(ServerError):
+    """CreateBucket of a bucket the caller owns already."""
+
+
+def server_error(status: int, code: str, message: str, headers: Mapping[str, str],
+                 object_size: int | None = None) -> ServerError:
+    """The error S3 answered with ``status``, ``code`` ("": none) and ``message``, as the
+    :class:`ServerError` subclass that says what it is (``object_size``: what a 416 told)."""
+    code = code or str(status)
+    return _kind(status, code)(status, code, message, headers, object_size)
+
+
+def _kind(status: int, code: str) -> type[ServerError]:
+    """The class of an error answer: by its code, else by its status."""
+    if code == "NoSuchUpload":
+        return NoSuchUpload
+    if code in _NOT_FOUND or status == 404:
+        return NotFound
+    if code in _DENIED or status == 403:
+        return Denied
+    if code == "PreconditionFailed" or status == 412:
+        return PreconditionFailed
+    if code == "InvalidRange" or status == 416:
+        return RangeNotSatisfiable
+    if code == "BucketAlreadyOwnedByYou":
+        return BucketExists
+    if code in _PERMANENT_CODES or status in _PERMANENT_5XX:
+        return ServerError
+    if code in THROTTLING_CODES or status in _THROTTLING_STATUS:
+        return Throttled
+    if code in TRANSIENT_CODES or status >= 500:
+        return Retryable
+    return ServerError
+
+
+class BrokenConnection(ConnectionError):
+    """A connection that broke or could not be made, as a library below an engine
+    (botocore, urllib3, http.client) reported it: the text names the library's error."""
+
+    @classmethod
+    def of(cls, exc: BaseException) -> BrokenConnection:
+        return cls(f"{type(exc).__name__}: {exc}")
+
+
+class SilentConnection(TimeoutError):
+    """A connection that went silent, as a library below an engine reported it: the text
+    names the library's error."""
+
+    @classmethod
+    def of(cls, exc: BaseException) -> SilentConnection:
+        return cls(f"{type(exc).__name__}: {exc}")
 
 
 class ProtocolError(ConnectionError):
@@ -115,53 +183,20 @@ class NoSuchObjectError(FileNotFoundError):
         return f"No such S3 object: '{self.path}'"
 
 
-def client_error_info(exc: BaseException) -> tuple[str, int | None] | None:
-    """``(code, http status)`` of a botocore ``ClientError`` (or a :class:`ServerError`),
-    None for anything else."""
-    response = getattr(exc, "response", None)
-    if not isinstance(response, dict) or "Error" not in response:
-        return None
-    code = str(response.get("Error", {}).get("Code", ""))
-    status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-    return code, status
-
-
-def _headers(exc: BaseException) -> dict[str, Any]:
-    response = getattr(exc, "response", None)
-    if not isinstance(response, dict):
-        return {}
-    headers = response.get("ResponseMetadata", {}).get("HTTPHeaders")
-    return headers if isinstance(headers, dict) else {}
-
-
 def is_connection_error(exc: BaseException) -> bool:
     """True for a broken, refused or silent connection (no answer was read)."""
-    if isinstance(exc, (ConnectionError, TimeoutError)):
-        return True
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    return bool(names & _CONNECTION_ERRORS)
+    return isinstance(exc, (ConnectionError, TimeoutError))
 
 
 def is_throttling(exc: BaseException) -> bool:
     """True for an answer that asks the client to slow down (see the module documentation)."""
-    info = client_error_info(exc)
-    if info is None:
-        return False
-    code, status = info
-    return code in THROTTLING_CODES or status in _THROTTLING_STATUS
+    return isinstance(exc, Throttled)
 
 
 def is_transient(exc: BaseException) -> bool:
     """True for an error worth retrying: throttling, a transient answer (see the module
     documentation), a broken or timed-out connection."""
-    info = client_error_info(exc)
-    if info is not None:
-        code, status = info
-        if code in _PERMANENT_CODES or status in _PERMANENT_5XX:
-            return False
-        return code in THROTTLING_CODES or code in TRANSIENT_CODES or \
-            (status is not None and (status >= 500 or status in _THROTTLING_STATUS))
-    return is_connection_error(exc)
+    return isinstance(exc, (Retryable, ConnectionError, TimeoutError))
 
 
 def retry_after(exc: BaseException, now: float | None = None) -> float | None:
@@ -169,7 +204,9 @@ def retry_after(exc: BaseException, now: float | None = None) -> float | None:
     ``Retry-After`` header (seconds, or an HTTP date, ``now`` being the current Unix time)
     or ``x-amz-retry-after`` (milliseconds); None when it asks for nothing (or for
     something unreadable). Never negative."""
-    headers = _headers(exc)
+    if not isinstance(exc, ServerError):
+        return None
+    headers = exc.headers
     value = headers.get("retry-after")
     if value is not None:
         text = str(value).strip()
@@ -193,28 +230,24 @@ def may_have_been_applied(exc: BaseException) -> bool:
     """Whether a request that failed with ``exc`` may have been applied by the server: no
     answer came (a broken or silent connection), a 5xx, or an error or an unreadable body
     inside a 200 (taken as a 500)."""
-    info = client_error_info(exc)
-    return info is None or info[1] is None or info[1] >= 500
+    return not isinstance(exc, ServerError) or not exc.status or exc.status >= 500
 
 
 def translate(exc: BaseException, url: str, attempts: int = 1, note: str = "") -> OSError:
     """The builtin error for ``exc`` raised by a request on ``url`` (tried ``attempts``
     times; ``note`` is added to the message)."""
-    info = client_error_info(exc)
     note = f" ({note})" if note else ""
-    if info is not None:
-        code, status = info
-        if code in _NOT_FOUND or status == 404:
-            return FileNotFoundError(errno.ENOENT, f"not found ({code})", url)
-        if code in _DENIED or status == 403:
-            return PermissionError(errno.EACCES, f"access denied ({code})", url)
-        if code == "PreconditionFailed" or status == 412:
+    if isinstance(exc, ServerError):
+        if isinstance(exc, NotFound):
+            return FileNotFoundError(errno.ENOENT, f"not found ({exc.code})", url)
+        if isinstance(exc, Denied):
+            return PermissionError(errno.EACCES, f"access denied ({exc.code})", url)
+        if isinstance(exc, PreconditionFailed):
             return OSError(errno.EIO, "the object changed while it was open (ETag no "
                            "longer matches): reopen it", url)
-        what = f"S3 error {code} (HTTP {status})"
-        if code in _EXPLAINED:
-            message = str(getattr(exc, "response", {}).get("Error", {}).get("Message") or "")
-            what += f": {redact(message)}" if message else ""
+        what = f"S3 error {exc.code} (HTTP {exc.status})"
+        if exc.code in _EXPLAINED and exc.message:
+            what += f": {redact(exc.message)}"
     else:  # its text may name the request's URL, with a presigned query string
         what = f"{type(exc).__name__}: {redact(str(exc))}"
     tries = f" after {attempts} attempts" if attempts > 1 else ""

@@ -39,18 +39,14 @@ from ..file_types import as_binary_io
 from ..modes import Mode
 from ..stat import FileStat
 from ..writers import atomic_writer
-from .connection import (
-    Engine,
-    S3Connection,
-    S3Settings,
-    requested_engine,
-    requested_write_digest,
-)
-from .errors import client_error_info
+from .connection import S3Connection
+from .engine import Engine, Head, ListPage
+from .errors import BucketExists
 from .faces import reader_face
 from .operations import S3Operations
 from .reader import ReadOptions, S3Reader
 from .retry import RetryPolicy
+from .settings import S3Settings, requested_engine, requested_write_digest
 from .stat import S3ObjectStat, S3PrefixStat
 from .writer import S3Sink
 
@@ -372,8 +368,7 @@ class S3(S3Operations, FS):
             try:
                 self._request("PUT", "", lambda engine: engine.create_bucket(bucket))
             except OSError as exc:  # made by another process meanwhile: as good
-                info = client_error_info(exc.__cause__) if exc.__cause__ else None
-                if info is None or info[0] != "BucketAlreadyOwnedByYou":
+                if not isinstance(exc.__cause__, BucketExists):
                     raise
 
     def stat(self, path: str) -> FileStat:
@@ -399,14 +394,15 @@ class S3(S3Operations, FS):
             return True
         return self.isdir(path)
 
-    def _list_page(self, key: str, **kwargs: Any) -> dict[str, Any]:
-        """One page of ListObjectsV2 (botocore's arguments and answer); ``key`` names it in
-        errors."""
+    def _list_page(self, key: str, prefix: str, delimiter: str | None = None,
+                   max_keys: int | None = None, token: str | None = None) -> ListPage:
+        """One page of ListObjectsV2 (see :meth:`pfio.fs.s3.engine.Engine.list_objects_v2`);
+        ``key`` names it in errors."""
         bucket = self.bucket
-        return self._request("LIST", key,
-                             lambda engine: engine.list_objects_v2(bucket, **kwargs))
+        return self._request("LIST", key, lambda engine: engine.list_objects_v2(
+            bucket, prefix, delimiter, max_keys, token))
 
-    def _head(self, key: str) -> dict[str, Any] | None:
+    def _head(self, key: str) -> Head | None:
         """The HEAD of object ``key``, None when there is none."""
         bucket = self.bucket
         try:

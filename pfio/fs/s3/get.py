@@ -41,12 +41,13 @@ from typing import TYPE_CHECKING, Any
 
 from ...trace import hook
 from ...trace.redact import redact
-from .errors import TooSlow, client_error_info
+from .errors import RangeNotSatisfiable, TooSlow
 from .http1 import MIN_RATE
-from .retry import Attempts
+from .retry import Attempts, status_of
 
 if TYPE_CHECKING:
-    from .connection import BodyRest, S3Connection
+    from .connection import S3Connection
+    from .engine import BodyRest
 
 _CONTENT_RANGE = re.compile(r"bytes ([0-9]+)-([0-9]+)/([0-9]+)")
 _TOTAL = re.compile(r"/(\d+)")
@@ -342,26 +343,21 @@ class _Pace:
 
 
 def _unsatisfiable(exc: BaseException) -> int | None:
-    """The object size an ``InvalidRange`` (416) error tells, else None."""
-    info = client_error_info(exc)
-    if info is None or (info[0] != "InvalidRange" and info[1] != 416):
+    """The object size an ``InvalidRange`` (416) error tells (-1: none), else None."""
+    if not isinstance(exc, RangeNotSatisfiable):
         return None
-    response = getattr(exc, "response", {})
-    size = response.get("Error", {}).get("ActualObjectSize")
-    if size is None:
-        headers = response.get("ResponseMetadata", {}).get("HTTPHeaders", {})
-        match = _TOTAL.search(headers.get("content-range", ""))
-        size = match.group(1) if match else -1
-    return int(size)
+    if exc.object_size is not None:
+        return exc.object_size
+    match = _TOTAL.search(exc.headers.get("content-range", ""))
+    return int(match.group(1)) if match else -1
 
 
 def _fail(attempts: Attempts, exc: BaseException, began: float, url: str) -> None:
     try:
         attempts.failed(exc)
     except OSError:
-        info = client_error_info(exc)
         if hook.ENABLED:
-            hook.record_request("s3", "GET", status=info[1] if info else None,
+            hook.record_request("s3", "GET", status=status_of(exc),
                                 seconds=time.perf_counter() - began,
                                 attempts=attempts.count, error=True, url=url)
         raise

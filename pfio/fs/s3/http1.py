@@ -37,16 +37,27 @@ in chunk extensions, and no GET answered 204/304.
 
 from __future__ import annotations
 
-import re
 import socket
 import ssl
 from time import monotonic
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import ProtocolError, TooSlow
+from .http1_syntax import (
+    CHUNK_LINE,
+    CHUNKED,
+    FIELD_LINE,
+    LINE_BYTES,
+    STATUS_LINE,
+    TO_CLOSE,
+    AnswerHead,
+    body_length,
+    fields,
+    framed,
+)
 
 if TYPE_CHECKING:
-    from .connection import BodySink
+    from .engine import BodySink
 
 #: bytes of a connection's receive buffer: a head (and a line of a chunked body) must fit
 BUFFER = 16 << 10
@@ -68,27 +79,10 @@ MIN_RATE = 4096.0
 PATIENT_DEADLINE = 900.0
 #: interim (1xx) answers skipped before an answer, at most
 MAX_INTERIM = 32
+#: bytes of an unwanted rest of a body read to keep the connection (more: it is closed)
+_DRAIN = 64 << 10
 #: TLS sockets send at most this much per call (each call must finish within the timeout)
 TLS_PIECE = 256 << 10
-#: the body length of an answer whose body is chunked, or ends with the connection
-CHUNKED, TO_CLOSE = -1, -2
-
-_TCHAR = rb"-!#$%&'*+.^_`|~0-9A-Za-z"
-_VCHAR = rb"\x21-\x7e\x80-\xff"
-_STATUS_LINE = re.compile(r"HTTP/1\.([0-9]) ([0-9]{3})(?: [\t \x21-\x7e\x80-\xff]*)?")
-#: one header line, CRLF included (every line has one parse: a failed match costs time
-#: linear in its length)
-_FIELD_LINE = re.compile(rb"[%s]+:[ \t]*(?:[%s]+(?:[ \t]+[%s]+)*[ \t]*)?\r\n"
-                         % (_TCHAR, _VCHAR, _VCHAR))
-_TOKEN = re.compile(f"[{_TCHAR.decode()}]+")
-#: the bytes the lines of a head may hold, besides the CRLF that ends each
-_LINE_BYTES = bytes(range(0x20, 0x7f)) + bytes(range(0x80, 0x100)) + b"\t"
-#: header names seen valid -> in lower case (a few hundred at most: servers send few)
-_NAMES: dict[str, str] = {}
-_CHUNK_LINE = re.compile(rb"([0-9A-Fa-f]{1,16})(?:;[\t %s]*|[ \t]*)" % _VCHAR)
-_MAX_LENGTH_DIGITS = 18
-
-
 class Stale(Exception):
     """A reused connection was found closed before any byte of an answer came."""
 
@@ -101,19 +95,6 @@ class Socket(Protocol):
     def send(self, data: Any) -> int: ...
 
     def close(self) -> None: ...
-
-
-class Head(NamedTuple):
-    """The head of an answer."""
-
-    status: int
-    #: lower-case names; the values of a repeated name joined with ", "
-    headers: dict[str, str]
-    #: HTTP/1.1 (or later 1.x) without ``Connection: close``
-    keep: bool
-    #: the ``Content-Length``, else None
-    length: int | None
-    chunked: bool
 
 
 class Http1Connection:
@@ -188,14 +169,14 @@ class Http1Connection:
     # -- the answer ---------------------------------------------------------------------
 
     def read_answer(self, method: str, sink: BodySink | None = None,
-                    patient: bool = False) -> tuple[Head, bytes, bool, int]:
+                    patient: bool = False) -> tuple[AnswerHead, bytes, bool, int]:
         """The next answer to ``method`` whole: its head, body (see :meth:`read_body`),
         whether the connection may be kept and the bytes of the body left unread."""
         head = self.read_head()
         body, keep, left = self.read_body(method, head, sink, patient)
         return head, body, keep, left
 
-    def read_head(self) -> Head:
+    def read_head(self) -> AnswerHead:
         """The head of the next answer (1xx answers skipped).
 
         Raises:
@@ -228,7 +209,7 @@ class Http1Connection:
             if interim > MAX_INTERIM:
                 raise ProtocolError(f"{self.endpoint} sent over {MAX_INTERIM} interim answers")
 
-    def read_body(self, method: str, head: Head, sink: BodySink | None,
+    def read_body(self, method: str, head: AnswerHead, sink: BodySink | None,
                   patient: bool = False) -> tuple[bytes, bool, int]:
         """Read the body of the answer ``head`` to ``method``. With ``sink`` (a successful
         GET's) the sink is begun and takes the body, or as much of it as it wants; else the
@@ -289,7 +270,7 @@ class Http1Connection:
 
     # -- heads --------------------------------------------------------------------------
 
-    def _parse_head(self, end: int) -> Head:
+    def _parse_head(self, end: int) -> AnswerHead:
         """The head in the buffer up to ``end`` (where its empty line begins)."""
         start = self._start
         self._start = end + 4
@@ -297,21 +278,21 @@ class Http1Connection:
         first, _, rest = raw.decode("latin-1").partition("\r\n")
         lines = rest.split("\r\n")
         lines.pop()
-        status = _STATUS_LINE.fullmatch(first)
+        status = STATUS_LINE.fullmatch(first)
         if status is None:
             raise ProtocolError(f"{self.endpoint} answered with something other than "
                                 f"HTTP/1.x: {first[:80]!r}")
         # once the bytes a line may hold are taken out, only the CRLF of each is left: no
         # control character, no CR or LF of its own
-        headers = _fields(lines) if len(raw.translate(None, _LINE_BYTES)) == \
+        headers = fields(lines) if len(raw.translate(None, LINE_BYTES)) == \
             2 * len(lines) + 2 else None
         if headers is None:
             raise self._bad_field(start + len(first) + 2, end + 2)
-        return _framed(int(status.group(2)), headers, status.group(1) != "0", self.endpoint)
+        return framed(int(status.group(2)), headers, status.group(1) != "0", self.endpoint)
 
     def _bad_field(self, start: int, end: int) -> ProtocolError:
         """The error naming the first bad header line in the buffer's ``[start, end)``."""
-        while (match := _FIELD_LINE.match(self._buffer, start, end)) is not None:
+        while (match := FIELD_LINE.match(self._buffer, start, end)) is not None:
             start = match.end()
         line = bytes(self._buffer[start:min(end, start + 80)]).split(b"\r\n")[0]
         return ProtocolError(f"{self.endpoint} sent a malformed header line: {line!r}")
@@ -367,14 +348,14 @@ class Http1Connection:
         trailers = 0
         while line := self._read_line():  # trailers, up to the empty line
             trailers += len(line) + 2
-            if trailers > BUFFER or _FIELD_LINE.fullmatch(line + b"\r\n") is None:
+            if trailers > BUFFER or FIELD_LINE.fullmatch(line + b"\r\n") is None:
                 raise ProtocolError(f"{self.endpoint} sent a malformed trailer: "
                                     f"{line[:80]!r}")
         return b"".join(pieces)
 
     def _chunk_size(self) -> int:
         line = self._read_line()
-        match = _CHUNK_LINE.fullmatch(line)
+        match = CHUNK_LINE.fullmatch(line)
         if match is None:
             raise ProtocolError(f"{self.endpoint} sent a bad chunk size {line[:20]!r}")
         return int(match.group(1), 16)
@@ -454,92 +435,3 @@ class Http1Connection:
                           f"{self._waited:.1f} s: slower than {self._floor:.0f} bytes/s")
         self._waited = 0.0
         self._moved = 0
-
-
-#: makes a :class:`Head` of a tuple (as ``Head(...)`` does, without its Python call)
-_new_head = tuple.__new__
-#: bytes of an unwanted rest of a body read to keep the connection (more: it is closed)
-_DRAIN = 64 << 10
-
-
-def body_length(method: str, head: Head, endpoint: str) -> int:
-    """The length of the body of the answer ``head`` to ``method``: a byte count,
-    :data:`CHUNKED` or :data:`TO_CLOSE`.
-
-    Raises:
-        ProtocolError: a GET answered 204 or 304 (an object is never "no content").
-    """
-    status = head.status
-    if status in (204, 304):
-        if method == "GET":
-            raise ProtocolError(f"{endpoint} answered a GET with {status}")
-        return 0
-    if method == "HEAD" or (method == "CONNECT" and status < 300):
-        return 0
-    if head.chunked:
-        return CHUNKED
-    return TO_CLOSE if head.length is None else head.length
-
-
-def _fields(lines: list[str]) -> dict[str, str] | None:
-    """The header ``lines`` (their characters checked) as a dict; None when a line is
-    not ``token ":" value`` (no name, a space before the colon, a folded line, ...)."""
-    headers: dict[str, str] = {}
-    for line in lines:
-        name, colon, value = line.partition(":")
-        key = _NAMES.get(name)
-        if key is None:
-            key = _checked_name(name)
-        if key is None or not colon:
-            return None
-        value = value.strip(" \t")
-        headers[key] = f"{headers[key]}, {value}" if key in headers else value
-    return headers
-
-
-def _checked_name(name: str) -> str | None:
-    """``name`` in lower case if it is a token, else None (remembered: see
-    :data:`_NAMES`)."""
-    if _TOKEN.fullmatch(name) is None:
-        return None
-    key = name.lower()
-    if len(_NAMES) < 1024:
-        _NAMES[name] = key
-    return key
-
-
-def _framed(status: int, headers: dict[str, str], http11: bool, endpoint: str) -> Head:
-    """The :class:`Head` of ``status`` and ``headers``, its framing fields checked (and
-    repeats of one ``Content-Length`` made one)."""
-    text = headers.get("content-length")
-    if text is None:
-        length = None
-    elif text.isdigit() and text.isascii() and len(text) <= _MAX_LENGTH_DIGITS:
-        length = int(text)
-    else:
-        length = _content_length(text, endpoint)
-        headers["content-length"] = text.split(",")[0].strip(" \t")  # repeats made one
-    coding = headers.get("transfer-encoding")
-    if coding is not None:
-        if coding.lower() != "chunked":
-            raise ProtocolError(f"{endpoint} sent a body in the transfer coding "
-                                f"{coding[:40]!r} (only 'chunked' is understood)")
-        if length is not None or not http11:
-            raise ProtocolError(f"{endpoint} framed a body two ways (Content-Length and "
-                                "Transfer-Encoding), or chunked it in HTTP/1.0")
-    connection = headers.get("connection")
-    keep = http11 and (connection is None or "close" not in
-                       {token.strip(" \t").lower() for token in connection.split(",")})
-    return _new_head(Head, (status, headers, keep, length, coding is not None))
-
-
-def _content_length(value: str, endpoint: str) -> int:
-    """The value of ``Content-Length`` (repeats joined with ", " must agree)."""
-    if not (value.isdigit() and value.isascii()):
-        values = {item.strip(" \t") for item in value.split(",")}
-        value = values.pop()
-        if values or not (value.isdigit() and value.isascii()):
-            raise ProtocolError(f"{endpoint} sent a bad or conflicting Content-Length")
-    if len(value) > _MAX_LENGTH_DIGITS:
-        raise ProtocolError(f"{endpoint} sent a Content-Length of {len(value)} digits")
-    return int(value)

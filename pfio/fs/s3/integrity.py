@@ -10,7 +10,7 @@ header, such as Ceph 16 and moto) every body also carries a second digest, one o
   the server refuses a body that does not match (``XAmzContentSHA256Mismatch``) before
   storing anything. The cheaper of the two for the client (SHA-256 runs at about twice
   MD5's speed on CPUs with SHA extensions), and only sent by an engine that signs bodies
-  (:attr:`~pfio.fs.s3.connection.Engine.signs_payloads`: the ``http`` engine with
+  (:attr:`~pfio.fs.s3.engine.Engine.signs_payloads`: the ``http`` engine with
   credentials).
 * its MD5 (``Content-MD5``, which the servers that ignore the CRC check before storing the
   body: Ceph answers ``BadDigest``; moto checks nothing), and the answer's ETag is compared
@@ -37,16 +37,16 @@ import base64
 import logging
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...checksums import crc32
 from ...digests import md5_digest, sha256_hex
 from ...trace.redact import redact
-from .errors import ServerError, client_error_info, is_transient
+from .errors import ServerError, is_transient, server_error
 from .wire import UNREADABLE
 
 if TYPE_CHECKING:
-    from .connection import Engine
+    from .engine import Engine, Written
 
 logger = logging.getLogger(__name__)
 
@@ -128,10 +128,9 @@ def probe(engine: Engine, bucket: str, key: str, upload_id: str,
         engine.upload_part(bucket, key, upload_id, 1, _PROBE_BODY, crc32_of(_PROBE_BODY),
                            sha256=_WRONG_SHA256)
     except Exception as exc:  # noqa: BLE001 - every outcome is an answer to the question
-        info = client_error_info(exc)
-        if info is not None and info[0] == SHA256_MISMATCH:
+        if isinstance(exc, ServerError) and exc.code == SHA256_MISMATCH:
             _signed[endpoint] = True
-        elif info is not None and not is_transient(exc):
+        elif isinstance(exc, ServerError) and not is_transient(exc):
             _signed[endpoint] = False
         logger.debug("%s: the probe of signed payloads got %s", where, exc)
     else:
@@ -141,8 +140,7 @@ def probe(engine: Engine, bucket: str, key: str, upload_id: str,
                  "may check" if found is None else "checks" if found else "does not check")
 
 
-def verify(response: dict[str, Any], sent: Digests, endpoint: str | None,
-           what: str) -> bool:
+def verify(response: Written, sent: Digests, endpoint: str | None, what: str) -> bool:
     """Check the answer ``response`` to a PUT (or a part, ``what`` names it) of a body whose
     checksums were ``sent``. Returns whether its ETag is known to be the body's MD5.
 
@@ -151,22 +149,19 @@ def verify(response: dict[str, Any], sent: Digests, endpoint: str | None,
             or the answer names no ETag (:data:`~pfio.fs.s3.wire.UNREADABLE`); both are
             retried.
     """
-    headers = response.get("ResponseMetadata", {}).get("HTTPHeaders") or {}
-    etag = str(response.get("ETag") or headers.get("etag") or "").strip('"').lower()
+    etag = response.etag.strip('"').lower()
     if not etag:
-        raise ServerError(500, UNREADABLE, f"the answer to {what} names no ETag", headers)
-    echoed = headers.get("x-amz-checksum-crc32")
+        raise server_error(500, UNREADABLE, f"the answer to {what} names no ETag", {})
+    echoed = response.crc32
     if echoed is not None:
         if echoed != sent.crc32:
-            raise ServerError(400, BAD_DIGEST, f"{what} was stored with the CRC32 {echoed}, "
-                              f"not {sent.crc32}: the bytes were damaged on the way", headers)
+            raise server_error(400, BAD_DIGEST, f"{what} was stored with the CRC32 {echoed}, "
+                               f"not {sent.crc32}: the bytes were damaged on the way", {})
         _verifying.add(endpoint)
     md5_etag = _MD5.fullmatch(etag) is not None and \
-        headers.get("x-amz-server-side-encryption") in _MD5_ETAG_ENCRYPTIONS and \
-        "x-amz-server-side-encryption-customer-algorithm" not in headers
+        response.encryption in _MD5_ETAG_ENCRYPTIONS and not response.customer_key
     if md5_etag and sent.md5 is not None and etag != sent.md5:
-        raise ServerError(400, STORED_BAD_DIGEST, f"{what} was stored with the ETag {etag}, "
-                          f"not the "
-                          f"MD5 of the bytes written ({sent.md5}): the bytes were damaged "
-                          "on the way", headers)
+        raise server_error(400, STORED_BAD_DIGEST, f"{what} was stored with the ETag {etag}, "
+                           f"not the MD5 of the bytes written ({sent.md5}): the bytes were "
+                           "damaged on the way", {})
     return md5_etag

@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import quote, unquote_plus
 
-from .errors import ServerError
+from .engine import Entry, ListPage
+from .errors import server_error
 
 #: bytes of a page fed to the parser at once
 _PIECE = 1 << 16
@@ -28,24 +29,24 @@ _PIECE = 1 << 16
 UNREADABLE_LISTING = "UnreadableListing"
 
 
-def listing_query(Prefix: str = "", Delimiter: str | None = None,  # noqa: N803
-                  MaxKeys: int | None = None, ContinuationToken: str | None = None) -> str:
-    """The query of a ListObjectsV2 request with botocore's arguments, keys URL-encoded in
-    the answer (``encoding-type=url``, as botocore asks: XML cannot carry every key)."""
-    fields = [("list-type", "2"), ("encoding-type", "url"), ("prefix", Prefix)]
-    if Delimiter:
-        fields.append(("delimiter", Delimiter))
-    if MaxKeys:
-        fields.append(("max-keys", str(MaxKeys)))
-    if ContinuationToken:
-        fields.append(("continuation-token", ContinuationToken))
+def listing_query(prefix: str = "", delimiter: str | None = None,
+                  max_keys: int | None = None, token: str | None = None) -> str:
+    """The query of a ListObjectsV2 request (see :meth:`pfio.fs.s3.engine.Engine.
+    list_objects_v2`), keys URL-encoded in the answer (``encoding-type=url``, as botocore
+    asks: XML cannot carry every key)."""
+    fields = [("list-type", "2"), ("encoding-type", "url"), ("prefix", prefix)]
+    if delimiter:
+        fields.append(("delimiter", delimiter))
+    if max_keys:
+        fields.append(("max-keys", str(max_keys)))
+    if token:
+        fields.append(("continuation-token", token))
     return "&".join(f"{name}={quote(value, safe='-_.~')}" for name, value in fields)
 
 
-def parse_listing(body: bytes | bytearray | memoryview) -> dict[str, Any]:
-    """A ListObjectsV2 answer as botocore's ``list_objects_v2`` returns it: ``Contents``
-    (``Key``, ``Size``, ``ETag``, ``LastModified`` when the entry has one), ``CommonPrefixes``
-    (``Prefix``), ``IsTruncated``, ``NextContinuationToken``, ``KeyCount``; keys decoded.
+def parse_listing(body: bytes | bytearray | memoryview, status: int = 200) -> ListPage:
+    """A ListObjectsV2 answer (of HTTP ``status``): its entries and common prefixes (keys
+    decoded), whether it is truncated and its continuation token.
 
     Raises:
         ServerError: the answer is not a ListBucketResult, or does not parse (a 500 of
@@ -60,10 +61,10 @@ def parse_listing(body: bytes | bytearray | memoryview) -> dict[str, Any]:
             page.take(parser.read_events())
         parser.close()
         page.take(parser.read_events())
-        return page.result()
+        return page.result(status)
     except (ElementTree.ParseError, ValueError) as exc:
-        raise ServerError(500, UNREADABLE_LISTING, f"a listing answer that does not parse "
-                          f"({exc}): {bytes(view[:120])!r}", {}) from None
+        raise server_error(500, UNREADABLE_LISTING, f"a listing answer that does not parse "
+                           f"({exc}): {bytes(view[:120])!r}", {}) from None
 
 
 class _Page:
@@ -73,7 +74,8 @@ class _Page:
         self.root: ElementTree.Element | None = None
         self.depth = 0
         self.fields: dict[str, str] = {}
-        self.contents: list[dict[str, Any]] = []
+        #: (key, size, ETag, time) of each entry, its key as sent
+        self.contents: list[tuple[str, int, str, str | None]] = []
         self.prefixes: list[str] = []
 
     def take(self, events: Any) -> None:
@@ -99,33 +101,29 @@ class _Page:
             assert self.root is not None
             self.root.clear()  # the entries taken are dropped from the tree
 
-    def result(self) -> dict[str, Any]:
+    def result(self, status: int) -> ListPage:
         if self.root is None:
             raise ValueError("no element")
         fields = self.fields
-        decode = unquote_plus if fields.get("EncodingType") == "url" else None
-        if decode is not None:
-            for entry in self.contents:
-                entry["Key"] = decode(entry["Key"])
-        page: dict[str, Any] = {
-            "IsTruncated": fields.get("IsTruncated") == "true",
-            "KeyCount": int(fields.get("KeyCount") or 0),
-            "Contents": self.contents,
-            "CommonPrefixes": [{"Prefix": decode(p) if decode else p} for p in self.prefixes],
-        }
-        if fields.get("NextContinuationToken"):
-            page["NextContinuationToken"] = fields["NextContinuationToken"]
-        return page
+        decode = unquote_plus if fields.get("EncodingType") == "url" else _same
+        entries = tuple(Entry(key=decode(key), size=size, etag=etag,
+                              last_modified=_iso_time(modified) if modified else None)
+                        for key, size, etag, modified in self.contents)
+        prefixes = tuple(decode(p) for p in self.prefixes)
+        return ListPage(status=status, entries=entries, prefixes=prefixes,
+                        truncated=fields.get("IsTruncated") == "true",
+                        token=fields.get("NextContinuationToken") or None)
 
 
-def _entry(element: ElementTree.Element) -> dict[str, Any]:
-    """A ``<Contents>`` entry: ``Key``, ``Size``, ``ETag`` and ``LastModified`` if any."""
+def _entry(element: ElementTree.Element) -> tuple[str, int, str, str | None]:
+    """A ``<Contents>`` entry: its key, size, ETag and time if any."""
     values = {_local(child.tag): child.text or "" for child in element}
-    entry: dict[str, Any] = {"Key": values.get("Key", ""), "Size": int(values.get("Size") or 0),
-                             "ETag": values.get("ETag", "")}
-    if values.get("LastModified"):
-        entry["LastModified"] = _iso_time(values["LastModified"])
-    return entry
+    return (values.get("Key", ""), int(values.get("Size") or 0), values.get("ETag", ""),
+            values.get("LastModified") or None)
+
+
+def _same(text: str) -> str:
+    return text
 
 
 def _child(element: ElementTree.Element, name: str) -> str | None:
@@ -141,23 +139,25 @@ def _iso_time(text: str) -> datetime.datetime:
     return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def checked_pages(fetch: Callable[[dict[str, Any]], dict[str, Any]], prefix: str, url: str,
-                  kwargs: dict[str, Any], one: bool = False) -> Iterator[dict[str, Any]]:
-    """The pages of the listing of ``prefix`` (``fetch(kwargs)`` gets one; ``url`` names it
-    in errors), each checked (see the module documentation); only the first with ``one``.
+def checked_pages(fetch: Callable[[str | None], ListPage], prefix: str, url: str,
+                  one: bool = False) -> Iterator[ListPage]:
+    """The pages of the listing of ``prefix`` (``fetch(token)`` gets the one that starts at
+    the continuation ``token``, None for the first; ``url`` names it in errors), each
+    checked (see the module documentation); only the first with ``one``.
 
     Raises:
         OSError: a key or common prefix outside ``prefix``, a truncated page without a
             continuation token, or a token the listing had already given (EIO).
     """
     seen: set[str] = set()
+    token: str | None = None
     while True:
-        page = fetch(kwargs)
+        page = fetch(token)
         _check_names(page, prefix, url)
         yield page
-        if one or not page.get("IsTruncated"):
+        if one or not page.truncated:
             return
-        token = page.get("NextContinuationToken")
+        token = page.token
         if not token:
             raise OSError(errno.EIO, "the server answered a truncated listing page without "
                           "a continuation token: the rest of the listing cannot be read",
@@ -166,18 +166,17 @@ def checked_pages(fetch: Callable[[dict[str, Any]], dict[str, Any]], prefix: str
             raise OSError(errno.EIO, f"the server gave the continuation token {token!r} a "
                           "second time: the listing would never end", url)
         seen.add(token)
-        kwargs = {**kwargs, "ContinuationToken": token}
 
 
-def _check_names(page: dict[str, Any], prefix: str, url: str) -> None:
+def _check_names(page: ListPage, prefix: str, url: str) -> None:
     """Refuse a page that names a key or a common prefix outside ``prefix``."""
-    for entry in page.get("Contents", ()):
-        if not entry["Key"].startswith(prefix):
+    for entry in page.entries:
+        if not entry.key.startswith(prefix):
             raise OSError(errno.EIO, f"the listing of {prefix!r} named the key "
-                          f"{entry['Key']!r}, outside it: the server ignored the prefix "
+                          f"{entry.key!r}, outside it: the server ignored the prefix "
                           "asked for; nothing was done with the listing", url)
-    for common in page.get("CommonPrefixes", ()):
-        if not common["Prefix"].startswith(prefix):
+    for common in page.prefixes:
+        if not common.startswith(prefix):
             raise OSError(errno.EIO, f"the listing of {prefix!r} named the common prefix "
-                          f"{common['Prefix']!r}, outside it: the server ignored the prefix "
+                          f"{common!r}, outside it: the server ignored the prefix "
                           "asked for; nothing was done with the listing", url)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._uri import is_relative_name, parent_directories
 from ..stat import FileStat
+from .engine import Copied, Deleted, Part
 from .errors import NoSuchObjectError, may_have_been_applied
 from .listing import checked_pages
 from .stat import S3ObjectStat, S3PrefixStat
@@ -29,7 +30,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..base import FS
-    from .connection import Engine, S3Connection, S3Settings
+    from .connection import S3Connection
+    from .engine import Engine, Head, ListPage
+    from .settings import S3Settings
 
 logger = logging.getLogger(__name__)
 
@@ -56,31 +59,28 @@ class S3Operations:
         def _confined(self, path: str) -> str: ...
         def _url(self, key: str) -> str: ...
         def _request(self, method: str, key: str, send: Callable[[Engine], Any]) -> Any: ...
-        def _head(self, key: str) -> dict[str, Any] | None: ...
-        def _list_page(self, key: str, **kwargs: Any) -> dict[str, Any]: ...
+        def _head(self, key: str) -> Head | None: ...
+        def _list_page(self, key: str, prefix: str, delimiter: str | None = None,
+                       max_keys: int | None = None, token: str | None = None) -> ListPage: ...
         def exists(self, path: str) -> bool: ...
 
     def _pages(self, prefix: str, delimiter: str | None,
-               max_keys: int | None = None) -> Iterator[dict[str, Any]]:
+               max_keys: int | None = None) -> Iterator[ListPage]:
         """The checked pages of the listing of ``prefix`` (see
         :func:`pfio.fs.s3.listing.checked_pages`); only the first with ``max_keys``."""
-        kwargs: dict[str, Any] = {"Prefix": prefix}
-        if delimiter:
-            kwargs["Delimiter"] = delimiter
         page_size = max_keys or self.list_page_size
-        if page_size:
-            kwargs["MaxKeys"] = page_size
-        return checked_pages(lambda asked: self._list_page(prefix, **asked), prefix,
-                             self._url(prefix), kwargs, one=bool(max_keys))
+        return checked_pages(
+            lambda token: self._list_page(prefix, prefix, delimiter, page_size, token),
+            prefix, self._url(prefix), one=bool(max_keys))
 
     def _prefix_exists(self, key: str) -> bool:
         """True when some object is under ``key/`` (or ``key`` is "" and the bucket exists)."""
         if not key:
-            self._list_page("", Prefix="", MaxKeys=1)  # FileNotFoundError if no bucket
+            self._list_page("", "", max_keys=1)  # FileNotFoundError if no bucket
             return True
         prefix = key if key.endswith("/") else key + "/"
         page = next(self._pages(prefix, None, max_keys=1))
-        return bool(page.get("Contents") or page.get("CommonPrefixes"))
+        return bool(page.entries or page.prefixes)
 
     def list(self, path: str = "", recursive: bool = False,
              detail: bool = False) -> Iterator[Any]:
@@ -100,7 +100,7 @@ class S3Operations:
         prefix = key if not key or key.endswith("/") else key + "/"
         found = False  # anything under the prefix, listed or not (a marker, a skipped key)
         for page in self._pages(prefix, None if recursive else "/"):
-            found = found or bool(page.get("Contents") or page.get("CommonPrefixes"))
+            found = found or bool(page.entries or page.prefixes)
             for name, stat in self._page_entries(page, len(prefix)):
                 if detail:
                     yield stat
@@ -111,18 +111,18 @@ class S3Operations:
                 raise NotADirectoryError(errno.ENOTDIR, "not a directory", self._url(key))
             raise FileNotFoundError(errno.ENOENT, "no such prefix", self._url(prefix))
 
-    def _page_entries(self, page: dict[str, Any], skip: int) -> Iterator[tuple[str, FileStat]]:
+    def _page_entries(self, page: ListPage, skip: int) -> Iterator[tuple[str, FileStat]]:
         """The names (``skip`` characters of prefix off each key) and stats of one page: its
         common prefixes and keys, a marker key (``d/``) as a directory, the listed prefix's
         own marker left out."""
-        for common in page.get("CommonPrefixes", ()):
-            if not self._nameable(common["Prefix"], skip):
+        for common in page.prefixes:
+            if not self._nameable(common, skip):
                 continue
-            name = common["Prefix"][skip:].rstrip("/")
+            name = common[skip:].rstrip("/")
             yield name, S3PrefixStat(name)
-        for obj in page.get("Contents", ()):
-            name = obj["Key"][skip:]
-            if not name or not self._nameable(obj["Key"], skip):
+        for obj in page.entries:
+            name = obj.key[skip:]
+            if not name or not self._nameable(obj.key, skip):
                 continue
             if name.endswith("/"):
                 yield name[:-1], S3PrefixStat(name[:-1])
@@ -154,8 +154,7 @@ class S3Operations:
             self._request("DELETE", key, lambda engine: engine.delete_object(bucket, key))
             return
         prefix = key + "/" if key else ""
-        keys = [obj["Key"] for page in self._pages(prefix, None)
-                for obj in page.get("Contents", ())]
+        keys = [obj.key for page in self._pages(prefix, None) for obj in page.entries]
         if not keys:
             raise NoSuchObjectError.of(path, self._url(key))
         if not recursive and keys != [prefix]:
@@ -172,15 +171,15 @@ class S3Operations:
         for i in range(0, len(keys), self.delete_batch):
             batch = keys[i:i + self.delete_batch]
 
-            def send(engine: Engine, batch: builtins.list[str] = batch) -> dict[str, Any]:
+            def send(engine: Engine, batch: builtins.list[str] = batch) -> Deleted:
                 return engine.delete_objects(bucket, batch)
 
             result = self._request("POST", prefix, send)
-            failed = result.get("Errors") or []
+            failed = result.failed
             if failed:
                 first = failed[0]
                 raise OSError(errno.EIO, f"could not delete {len(failed)} objects, e.g. "
-                              f"{first.get('Key')}: {first.get('Code')}", self._url(prefix))
+                              f"{first.key}: {first.code}", self._url(prefix))
 
     def rename(self, src: str, dst: str) -> None:
         """Copy the object ``src`` to ``dst`` on the server, then delete ``src``; or, when
@@ -209,7 +208,7 @@ class S3Operations:
             return
         if dkey and self._prefix_exists(dkey):
             raise IsADirectoryError(errno.EISDIR, "is a directory", self._url(dkey + "/"))
-        self._copy(skey, dkey, head["ContentLength"], etag=head.get("ETag"))
+        self._copy(skey, dkey, head.size, etag=head.etag or None)
         bucket = self.bucket
         self._request("DELETE", skey, lambda engine: engine.delete_object(bucket, skey))
 
@@ -224,12 +223,12 @@ class S3Operations:
         if self._prefix_exists(dkey):
             raise OSError(errno.ENOTEMPTY, "directory not empty", self._url(dkey + "/"))
         prefix = skey + "/"
-        objects = [obj for page in self._pages(prefix, None) for obj in page.get("Contents", ())]
+        objects = [obj for page in self._pages(prefix, None) for obj in page.entries]
         copied: list[str] = []
         try:
             for obj in objects:
-                target = f"{dkey}/{obj['Key'][len(prefix):]}"
-                self._copy(obj["Key"], target, obj["Size"], etag=obj.get("ETag"))
+                target = f"{dkey}/{obj.key[len(prefix):]}"
+                self._copy(obj.key, target, obj.size, etag=obj.etag or None)
                 copied.append(target)
         except BaseException:
             try:
@@ -238,7 +237,7 @@ class S3Operations:
                 logger.warning("%s: the copies made before a failed rename are left: %s",
                                self._url(dkey + "/"), exc)
             raise
-        self._delete_keys([obj["Key"] for obj in objects], prefix)
+        self._delete_keys([obj.key for obj in objects], prefix)
 
     def _copy(self, skey: str, dkey: str, size: int, source_bucket: str | None = None,
               etag: str | None = None) -> None:
@@ -259,7 +258,7 @@ class S3Operations:
             return
         unsure = False
 
-        def copy(engine: Engine) -> Any:
+        def copy(engine: Engine) -> Copied:
             nonlocal unsure
             try:
                 return engine.copy_object(bucket, dkey, source, skey)
@@ -288,13 +287,13 @@ class S3Operations:
         if head is None:
             raise OSError(errno.EIO, f"the copy failed ({failure.strerror}) and nothing is "
                           "at its destination: nothing was copied", url) from failure
-        found = str(head.get("ETag") or "").strip('"')
-        if etag is not None and found == etag.strip('"') and head["ContentLength"] == size:
+        found = head.etag.strip('"')
+        if etag is not None and found == etag.strip('"') and head.size == size:
             logger.info("%s: the answer to a copy was unclear; the copy is there (ETag %s)",
                         url, found)
             return
         raise OSError(errno.EIO, f"the copy failed ({failure.strerror}) and the object at "
-                      f"its destination (ETag {found}, {head['ContentLength']} bytes) cannot "
+                      f"its destination (ETag {found}, {head.size} bytes) cannot "
                       "be told to be the copy: the outcome is unknown", url) from failure
 
     def _multipart_copy(self, skey: str, dkey: str, size: int,
@@ -304,21 +303,20 @@ class S3Operations:
         when the answer is lost), else aborted."""
         bucket, source = self.bucket, source_bucket or self.bucket
         upload = self._request("POST", dkey, lambda engine: engine.create_multipart_upload(
-            bucket, dkey, checksum=None))["UploadId"]
+            bucket, dkey, checksum=None)).upload_id
         completion = Completion(self._connection, dkey, upload)
         try:
             step = max(self.copy_part_size, -(-size // 10000))
             for number, start in enumerate(range(0, size, step), 1):
                 stop = min(size, start + step) - 1
 
-                def copy(engine: Any, number: int = number, start: int = start,
-                         stop: int = stop) -> Any:
+                def copy(engine: Engine, number: int = number, start: int = start,
+                         stop: int = stop) -> Copied:
                     return engine.upload_part_copy(bucket, dkey, upload, number, source, skey,
                                                    f"bytes={start}-{stop}")
 
                 result = self._request("PUT", dkey, copy)
-                completion.add({"PartNumber": number,
-                                "ETag": result["CopyPartResult"]["ETag"]}, stop + 1 - start)
+                completion.add(Part(number=number, etag=result.etag), stop + 1 - start)
             completion.complete()
         except BaseException:
             if completion.may_be_published:
@@ -360,7 +358,7 @@ class S3Operations:
         """
         head = self._head(key)
         if head is not None:
-            return int(head["ContentLength"])
+            return head.size
         if self._prefix_exists(key):
             raise IsADirectoryError(errno.EISDIR, "is a directory", self._url(key))
         raise FileNotFoundError(errno.ENOENT, "no such object", self._url(key))

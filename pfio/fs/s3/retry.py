@@ -56,8 +56,9 @@ from typing import Any, TypeVar
 
 from ...trace import hook
 from ...trace.redact import redact
+from .engine import Answer
 from .errors import (
-    client_error_info,
+    ServerError,
     is_connection_error,
     is_throttling,
     is_transient,
@@ -349,18 +350,22 @@ def call(policy: RetryPolicy, method: str, url: str, fn: Callable[[], T],
                 attempts.failed(exc)
             except OSError:
                 if hook.ENABLED:
-                    info = client_error_info(exc)
-                    hook.record_request("s3", method, status=info[1] if info else None,
+                    hook.record_request("s3", method, status=status_of(exc),
                                         seconds=time.perf_counter() - start,
                                         attempts=attempts.count, error=True, url=url)
                 raise
             continue
         attempts.succeeded()
         if hook.ENABLED:
-            status = result.get("ResponseMetadata", {}).get("HTTPStatusCode") \
-                if isinstance(result, dict) else None
+            status = result.status if isinstance(result, Answer) else None
             hook.record_request("s3", method, status=status,
                                 nbytes=nbytes(result) if nbytes else 0,
                                 seconds=time.perf_counter() - start,
                                 attempts=attempts.count + 1, url=url)
         return result
+
+
+def status_of(exc: BaseException) -> int | None:
+    """The HTTP status of an error answer (what the tracer records), None when no answer
+    came."""
+    return exc.status if isinstance(exc, ServerError) and exc.status else None

@@ -12,12 +12,13 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .retry import call
 
 if TYPE_CHECKING:
     from ..base import FS
+    from .engine import UploadsPage
     from .filesystem import S3
 
 logger = logging.getLogger(__name__)
@@ -67,22 +68,22 @@ def list_uploads(fs: S3, prefix: str = "") -> list[Upload]:
     found: list[Upload] = []
     markers: dict[str, str] = {}
     while True:
-        def list_page(markers: dict[str, str] = markers) -> dict[str, Any]:
+        def list_page(markers: dict[str, str] = markers) -> UploadsPage:
             return conn.engine().list_multipart_uploads(conn.bucket, full, **markers)
 
         page = call(conn.retry, "GET", conn.url(full), list_page)
-        for upload in page.get("Uploads", []):
+        for upload in page.uploads:
             # an upload the server gives no start time for is taken as just started:
             # never old enough to be aborted as stale
-            initiated = upload.get("Initiated") or dt.datetime.now(dt.timezone.utc)
+            initiated = upload.initiated or dt.datetime.now(dt.timezone.utc)
             if initiated.tzinfo is None:
                 initiated = initiated.replace(tzinfo=dt.timezone.utc)
-            found.append(Upload(conn.url(upload["Key"]), upload["Key"], upload["UploadId"],
+            found.append(Upload(conn.url(upload.key), upload.key, upload.upload_id,
                                 initiated))
-        if not page.get("IsTruncated"):
+        if not page.truncated:
             break
-        following = {"key_marker": page.get("NextKeyMarker", ""),
-                     "upload_id_marker": page.get("NextUploadIdMarker", "")}
+        following = {"key_marker": page.next_key_marker,
+                     "upload_id_marker": page.next_upload_id_marker}
         if not following["key_marker"] or following == markers:
             raise OSError(f"{conn.url(full)}: the server's list of multipart uploads is "
                           f"truncated without a new marker to go on from ({following})")

@@ -1,6 +1,7 @@
 """S3's REST protocol without IO: where requests go (:class:`Endpoint`), the credentials of
-boto3's chain, the headers and bodies of requests, and reading their answers (errors,
-upload ids, heads, listing pages)."""
+boto3's chain, the headers and bodies of requests, and reading their answers into the
+result types of :mod:`pfio.fs.s3.engine` (errors, upload ids, heads, completions, copies,
+batch deletes, uploads in progress)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 from xml.sax.saxutils import escape
 
-from .errors import ProtocolError, ServerError
+from .engine import Copied, Deleted, Head, NewUpload, NotDeleted, Part, PendingUpload, UploadsPage
+from .errors import ProtocolError, ServerError, server_error
 from .sigv4 import Credentials
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .connection import S3Settings
+    from .settings import S3Settings
 
 _CODE = re.compile(rb"<Code>([^<]*)</Code>")
 _MESSAGE = re.compile(rb"<Message>([^<]*)</Message>")
@@ -74,35 +76,42 @@ def credential_source(session: Any) -> tuple[Callable[[], Credentials], bool] | 
     return credentials.get_frozen_credentials, False  # refreshes when near expiry
 
 
-def server_error(status: int, body: bytes, headers: dict[str, str]) -> ServerError:
+@dataclass(frozen=True)
+class RawAnswer:
+    """An answer as the ``http`` engine read it: status, (lower-case) headers, body (empty
+    when a sink took it)."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+def error_answer(status: int, body: bytes, headers: dict[str, str]) -> ServerError:
     """The error S3 answered with ``status`` and the XML ``body``."""
     code = _CODE.search(body)
     message = _MESSAGE.search(body)
-    return ServerError(status, code.group(1).decode() if code else str(status),
-                       message.group(1).decode() if message else "", headers)
+    return server_error(status, code.group(1).decode() if code else str(status),
+                        message.group(1).decode() if message else "", headers)
 
 
-def with_upload_id(response: dict[str, Any]) -> dict[str, Any]:
-    """``response`` to CreateMultipartUpload with its ``UploadId``, read from its body.
+def new_upload(answer: RawAnswer) -> NewUpload:
+    """The answer to CreateMultipartUpload: the ``UploadId`` its body names.
 
     Raises:
         ServerError: the body names no upload.
     """
-    match = _UPLOAD_ID.search(response["Body"])
+    match = _UPLOAD_ID.search(answer.body)
     if match is None:
-        raise ServerError(response["ResponseMetadata"]["HTTPStatusCode"], "NoUploadId",
-                          "no UploadId in the answer", {})
-    response["UploadId"] = match.group(1).decode()
-    return response
+        raise server_error(answer.status, "NoUploadId", "no UploadId in the answer", {})
+    return NewUpload(status=answer.status, upload_id=match.group(1).decode())
 
 
-def completion_body(parts: list[dict[str, Any]]) -> bytes:
-    """The XML body of CompleteMultipartUpload for ``parts`` (``PartNumber``, ``ETag``,
-    ``ChecksumCRC32`` when known)."""
+def completion_body(parts: list[Part]) -> bytes:
+    """The XML body of CompleteMultipartUpload for ``parts`` (their CRC32s when known)."""
     xml = "".join(
-        f"<Part><PartNumber>{p['PartNumber']}</PartNumber><ETag>{escape(p['ETag'])}</ETag>"
-        + (f"<ChecksumCRC32>{p['ChecksumCRC32']}</ChecksumCRC32>"
-           if "ChecksumCRC32" in p else "") + "</Part>" for p in parts)
+        f"<Part><PartNumber>{p.number}</PartNumber><ETag>{escape(p.etag)}</ETag>"
+        + (f"<ChecksumCRC32>{p.crc32}</ChecksumCRC32>" if p.crc32 is not None else "")
+        + "</Part>" for p in parts)
     return f"<CompleteMultipartUpload>{xml}</CompleteMultipartUpload>".encode()
 
 
@@ -111,8 +120,8 @@ def completion_body(parts: list[dict[str, Any]]) -> bytes:
 UNREADABLE = "UnreadableAnswer"
 
 
-def completed(response: dict[str, Any], result: str) -> ElementTree.Element:
-    """The root element of ``response`` to a request that completes a write or a copy
+def completed(answer: RawAnswer, result: str) -> ElementTree.Element:
+    """The root element of ``answer`` to a request that completes a write or a copy
     (CompleteMultipartUpload, CopyObject, UploadPartCopy, DeleteObjects), which S3 may fail
     inside a 200 (and whose answer may be cut): it must be the XML element ``result``.
 
@@ -121,40 +130,35 @@ def completed(response: dict[str, Any], result: str) -> ElementTree.Element:
             ``result`` (whitespace, truncated XML, another element): :data:`UNREADABLE`,
             status 500. Both are retried.
     """
-    body = response["Body"]
+    body = answer.body
     try:
         root: ElementTree.Element | None = ElementTree.fromstring(body)
     except ElementTree.ParseError:
         root = None
     tag = None if root is None else _local(root.tag)
     if tag == "Error":
-        raise server_error(500, body, {})
+        raise error_answer(500, body, {})
     if root is None or tag != result:
-        raise ServerError(500, UNREADABLE, f"a 200 answer without {result}: {excerpt(body)}",
-                          response["ResponseMetadata"]["HTTPHeaders"])
+        raise server_error(500, UNREADABLE, f"a 200 answer without {result}: {excerpt(body)}",
+                           answer.headers)
     return root
 
 
-def result_etag(response: dict[str, Any], result: str,
-                required: bool = False) -> dict[str, Any]:
-    """``response`` to a copy or a completion (see :func:`completed`), with the ``ETag`` of
-    its ``result`` element as ``response[result]["ETag"]`` and ``response["ETag"]`` ("" when
-    it names none: Ceph may leave a completion's empty).
+def result_etag(answer: RawAnswer, result: str, required: bool = False) -> Copied:
+    """The answer to a copy or a completion (see :func:`completed`) with the ``ETag`` of its
+    ``result`` element ("" when it names none: Ceph may leave a completion's empty).
 
     Raises:
         ServerError: as :func:`completed`; also when the result names no ETag and one is
             ``required``.
     """
-    root = completed(response, result)
+    root = completed(answer, result)
     etag = next((element.text for element in root if _local(element.tag) == "ETag"),
                 None) or ""
     if required and not etag:
-        raise ServerError(500, UNREADABLE, f"a {result} without an ETag: "
-                          f"{excerpt(response['Body'])}",
-                          response["ResponseMetadata"]["HTTPHeaders"])
-    response[result] = {"ETag": etag}
-    response["ETag"] = etag
-    return response
+        raise server_error(500, UNREADABLE, f"a {result} without an ETag: "
+                           f"{excerpt(answer.body)}", answer.headers)
+    return Copied(status=answer.status, etag=etag)
 
 
 def excerpt(body: bytes, limit: int = 120) -> str:
@@ -163,10 +167,10 @@ def excerpt(body: bytes, limit: int = 120) -> str:
     return text + (f" ({len(body)} bytes)" if len(body) > limit else "")
 
 
-def head_response(status: int, headers: dict[str, str]) -> dict[str, Any]:
-    """A HEAD of an object's answer (lower-case ``headers``) as botocore's ``head_object``
-    returns it: ``ContentLength``, ``LastModified`` (an aware ``datetime``), ``ETag``,
-    ``ContentType``, ``Metadata`` (the ``x-amz-meta-*`` headers) and ``ResponseMetadata``.
+def head_of(status: int, headers: dict[str, str]) -> Head:
+    """The HEAD of an object from its answer's (lower-case) ``headers``: its length, ETag,
+    ``Last-Modified`` (None when it reads as no date), content type and user metadata
+    (the ``x-amz-meta-*`` headers).
 
     Raises:
         ProtocolError: the answer tells no length (a size read as 0 would be wrong).
@@ -175,19 +179,11 @@ def head_response(status: int, headers: dict[str, str]) -> dict[str, Any]:
     if length is None or not (length.isascii() and length.isdigit()):
         raise ProtocolError(f"the HEAD of an object was answered without its length "
                             f"(Content-Length: {length!r})")
-    response: dict[str, Any] = {
-        "ResponseMetadata": {"HTTPStatusCode": status, "HTTPHeaders": headers},
-        "ContentLength": int(length),
-        "ETag": headers.get("etag", ""),
-        "Metadata": {name[len(_META):]: value for name, value in headers.items()
-                     if name.startswith(_META)},
-    }
-    modified = _http_date(headers.get("last-modified"))
-    if modified is not None:  # (optional: a server may leave it out, or send nonsense)
-        response["LastModified"] = modified
-    if "content-type" in headers:
-        response["ContentType"] = headers["content-type"]
-    return response
+    return Head(status=status, size=int(length), etag=headers.get("etag", ""),
+                last_modified=_http_date(headers.get("last-modified")),
+                metadata={name[len(_META):]: value for name, value in headers.items()
+                          if name.startswith(_META)},
+                content_type=headers.get("content-type"))
 
 
 _META = "x-amz-meta-"
@@ -234,46 +230,47 @@ def _local(tag: str) -> str:
     return tag.rpartition("}")[2]
 
 
-def parse_delete_result(response: dict[str, Any]) -> dict[str, Any]:
-    """A DeleteObjects answer as botocore's ``delete_objects`` returns it: ``Errors``
-    (``Key``, ``Code``, ``Message`` of each key not deleted).
+def parse_delete_result(answer: RawAnswer) -> Deleted:
+    """A DeleteObjects answer: the keys not deleted, and why.
 
     Raises:
         ServerError: the answer is an error as a whole, or not a ``DeleteResult``.
     """
-    root = completed(response, "DeleteResult")
-    errors = []
+    root = completed(answer, "DeleteResult")
+    failed = []
     for element in root:
         if _local(element.tag) == "Error":
-            errors.append({_local(child.tag): child.text or "" for child in element})
-    return {"Errors": errors} if errors else {}
+            fields = {_local(child.tag): child.text or "" for child in element}
+            failed.append(NotDeleted(key=fields.get("Key", ""), code=fields.get("Code", ""),
+                                     message=fields.get("Message", "")))
+    return Deleted(status=answer.status, failed=tuple(failed))
 
 
-def parse_uploads(body: bytes) -> dict[str, Any]:
-    """A ListMultipartUploads page as botocore gives it: ``Uploads`` (each with ``Key``,
-    ``UploadId``, ``Initiated``, an aware ``datetime``, when the answer tells it),
-    ``IsTruncated``, and for a truncated page ``NextKeyMarker`` and ``NextUploadIdMarker``.
+def parse_uploads(answer: RawAnswer) -> UploadsPage:
+    """A ListMultipartUploads page (each upload's start time, an aware ``datetime``, when
+    the answer tells it; the markers to go on from when it is truncated).
 
     Raises:
         ServerError: the answer is not a ListMultipartUploadsResult (retried).
     """
-    root = completed({"Body": body, "ResponseMetadata": {"HTTPHeaders": {}}},
-                     "ListMultipartUploadsResult")
-    uploads: list[dict[str, Any]] = []
-    page: dict[str, Any] = {"Uploads": uploads, "IsTruncated": False}
+    root = completed(answer, "ListMultipartUploadsResult")
+    uploads: list[PendingUpload] = []
+    truncated = False
+    markers = {"NextKeyMarker": "", "NextUploadIdMarker": ""}
     for element in root:
         tag = _local(element.tag)
         if tag == "IsTruncated":
-            page["IsTruncated"] = (element.text or "").strip() == "true"
-        elif tag in ("NextKeyMarker", "NextUploadIdMarker"):
-            page[tag] = element.text or ""
+            truncated = (element.text or "").strip() == "true"
+        elif tag in markers:
+            markers[tag] = element.text or ""
         if tag != "Upload":
             continue
         fields = {_local(child.tag): child.text or "" for child in element}
-        upload: dict[str, Any] = {"Key": fields.get("Key", ""),
-                                  "UploadId": fields.get("UploadId", "")}
-        if fields.get("Initiated"):
-            upload["Initiated"] = datetime.datetime.fromisoformat(
-                fields["Initiated"].replace("Z", "+00:00"))
-        uploads.append(upload)
-    return page
+        initiated = datetime.datetime.fromisoformat(
+            fields["Initiated"].replace("Z", "+00:00")) if fields.get("Initiated") else None
+        uploads.append(PendingUpload(key=fields.get("Key", ""),
+                                     upload_id=fields.get("UploadId", ""),
+                                     initiated=initiated))
+    return UploadsPage(status=answer.status, uploads=tuple(uploads), truncated=truncated,
+                       next_key_marker=markers["NextKeyMarker"],
+                       next_upload_id_marker=markers["NextUploadIdMarker"])

@@ -50,7 +50,13 @@ from typing import TYPE_CHECKING, Any
 
 from ...digests import md5_digest
 from ..writers import AtomicSink
-from .errors import client_error_info, may_have_been_applied
+from .engine import Answer, Copied, Head, NewUpload, Part, Written
+from .errors import (
+    NoSuchUpload,
+    PreconditionFailed,
+    ServerError,
+    may_have_been_applied,
+)
 from .integrity import (
     STORED_BAD_DIGEST,
     Digests,
@@ -88,7 +94,7 @@ class S3Sink(AtomicSink):
         #: more come (then it is a part) or not (then it is the object, one PUT)
         self._held: memoryview | None = None
         self._upload_id: str | None = None
-        self._parts: list[Future[tuple[dict[str, Any], int, bool]]] = []
+        self._parts: list[Future[tuple[Part, int, bool]]] = []
         self._slots = threading.BoundedSemaphore(max(1, max_inflight))
         self._completion: Completion | None = None
 
@@ -176,7 +182,7 @@ class S3Sink(AtomicSink):
         unsure = False
         began = time.monotonic()
 
-        def create() -> dict[str, Any]:
+        def create() -> NewUpload:
             nonlocal unsure
             try:
                 return conn.engine().create_multipart_upload(conn.bucket, self._key)
@@ -184,7 +190,7 @@ class S3Sink(AtomicSink):
                 unsure = unsure or may_have_been_applied(exc)
                 raise
 
-        upload_id: str = call(conn.retry, "POST", self.name, create)["UploadId"]
+        upload_id = call(conn.retry, "POST", self.name, create).upload_id
         if unsure:
             self._abort_orphans(upload_id, time.monotonic() - began)
         return upload_id
@@ -196,25 +202,23 @@ class S3Sink(AtomicSink):
         conn, key = self._conn, self._key
         try:
             uploads = call(conn.retry, "GET", self.name, lambda: conn.engine().
-                           list_multipart_uploads(conn.bucket, key)).get("Uploads") or []
+                           list_multipart_uploads(conn.bucket, key)).uploads
         except OSError as exc:
             logger.warning("%s: could not look for the uploads a lost answer may have "
                            "started (%s): left for the bucket's lifecycle rules", self.name,
                            exc)
             return
-        mine = [u for u in uploads if u.get("Key") == key and u.get("Initiated")]
-        start = next((u["Initiated"].timestamp() for u in mine if u["UploadId"] == ours),
-                     None)
+        mine = [(u.upload_id, u.initiated.timestamp()) for u in uploads
+                if u.key == key and u.initiated is not None]
+        start = next((at for upload_id, at in mine if upload_id == ours), None)
         if start is None:
             logger.warning("%s: the upload %s is not listed: the uploads a lost answer may "
                            "have started are left for the bucket's lifecycle rules",
                            self.name, ours)
             return
-        for upload in mine:
-            at = upload["Initiated"].timestamp()
-            if upload["UploadId"] == ours or not start - window - 1.0 <= at <= start:
+        for orphan, at in mine:
+            if orphan == ours or not start - window - 1.0 <= at <= start:
                 continue
-            orphan = upload["UploadId"]
             logger.warning("%s: aborting the multipart upload %s, started by a try whose "
                            "answer was lost", self.name, orphan)
             try:
@@ -224,7 +228,7 @@ class S3Sink(AtomicSink):
                 logger.warning("%s: could not abort %s: %s", self.name, orphan, exc)
 
     def _upload_part(self, number: int,
-                     holder: list[bytes | bytearray]) -> tuple[dict[str, Any], int, bool]:
+                     holder: list[bytes | bytearray]) -> tuple[Part, int, bool]:
         """Upload part ``number`` (the bytes in ``holder``); its entry of the completion,
         its size and whether its ETag is its MD5."""
         conn = self._conn
@@ -237,8 +241,7 @@ class S3Sink(AtomicSink):
             del chunk
             response, md5_etag = call(conn.retry, "PUT", self.name, request,
                                       nbytes=lambda _: size)
-            return {"PartNumber": number, "ETag": response["ETag"],
-                    "ChecksumCRC32": sums.crc32}, size, md5_etag
+            return Part(number=number, etag=response.etag, crc32=sums.crc32), size, md5_etag
         finally:
             del request
             self._slots.release()
@@ -259,7 +262,7 @@ class S3Sink(AtomicSink):
         return bool(signed)
 
     def _send_part_once(self, number: int, chunk: bytes | bytearray,
-                        sums: Digests) -> tuple[dict[str, Any], bool]:
+                        sums: Digests) -> tuple[Written, bool]:
         """One try of part ``number``: the answer, and whether its ETag is the part's MD5."""
         conn = self._conn
         assert self._upload_id is not None  # parts are sent once the upload has started
@@ -292,7 +295,7 @@ class S3Sink(AtomicSink):
         sums = digests_of(body, endpoint, self._signed(exclusive=self._exclusive))
         unsure = False
 
-        def send() -> dict[str, Any]:
+        def send() -> Written:
             nonlocal unsure
             try:
                 response = conn.engine().put_object(conn.bucket, self._key, body, sums.crc32,
@@ -307,8 +310,8 @@ class S3Sink(AtomicSink):
         try:
             call(conn.retry, "PUT", self.name, send, nbytes=lambda _: len(body))
         except OSError as exc:
-            info = client_error_info(exc.__cause__) if exc.__cause__ is not None else None
-            if info is not None and info[0] == STORED_BAD_DIGEST:
+            cause = exc.__cause__
+            if isinstance(cause, ServerError) and cause.code == STORED_BAD_DIGEST:
                 raise OSError(errno.EIO, f"{exc.strerror}; the server checks neither the "
                               "CRC nor Content-MD5 and stored them: the object at this key "
                               "is damaged, write it again", self.name) from exc
@@ -326,10 +329,9 @@ class S3Sink(AtomicSink):
                         lambda: conn.engine().head_object(conn.bucket, self._key))
         except FileNotFoundError:
             return False
-        return head.get("ContentLength") == size and \
-            str(head.get("ETag") or "").strip('"') == md5
+        return head.size == size and head.etag.strip('"') == md5
 
-    def _abort_upload(self, key: str, upload_id: str) -> dict[str, Any]:
+    def _abort_upload(self, key: str, upload_id: str) -> Answer:
         """One try of aborting the multipart upload ``upload_id`` of ``key``."""
         conn = self._conn
         return conn.engine().abort_multipart_upload(conn.bucket, key, upload_id)
@@ -375,15 +377,14 @@ class Completion:
         self.upload_id = upload_id
         self.exclusive = exclusive
         self.name = conn.url(key)
-        self.parts: list[dict[str, Any]] = []
+        self.parts: list[Part] = []
         self.size = 0
         self.md5_etags = True
         self.may_be_published = False
 
-    def add(self, part: dict[str, Any], size: int, md5_etag: bool = True) -> None:
-        """The next part (``PartNumber``, ``ETag``, maybe ``ChecksumCRC32``), of ``size``
-        bytes; ``md5_etag``: False when its ETag may not be the MD5 of its bytes (SSE-KMS,
-        SSE-C)."""
+    def add(self, part: Part, size: int, md5_etag: bool = True) -> None:
+        """The next part, of ``size`` bytes; ``md5_etag``: False when its ETag may not be
+        the MD5 of its bytes (SSE-KMS, SSE-C)."""
         self.parts.append(part)
         self.size += size
         self.md5_etags = self.md5_etags and md5_etag
@@ -401,7 +402,7 @@ class Completion:
         if self.exclusive and self._head() is not None:  # (for servers that ignore the
             raise FileExistsError(errno.EEXIST, "file exists", self.name)  # condition)
 
-        def send() -> dict[str, Any]:
+        def send() -> Copied:
             nonlocal unsure
             try:
                 return conn.engine().complete_multipart_upload(conn.bucket, key, upload_id,
@@ -415,10 +416,9 @@ class Completion:
             return
         except OSError as exc:
             failure = exc
-        info = client_error_info(failure.__cause__) if failure.__cause__ else None
         if self.exclusive and _precondition_failed(failure) and not unsure:
             raise FileExistsError(errno.EEXIST, "file exists", self.name) from None
-        if not unsure and (info is None or info[0] != "NoSuchUpload") and \
+        if not unsure and not isinstance(failure.__cause__, NoSuchUpload) and \
                 not _precondition_failed(failure):
             raise failure  # answered, and not applied: the upload may be aborted
         self.may_be_published = True
@@ -431,15 +431,15 @@ class Completion:
                           "published", self.name) from failure
         if head is not None and self.is_ours(head):
             logger.info("%s: the answer to completing its multipart upload was lost; the "
-                        "object is this upload's (ETag %s)", self.name, head.get("ETag"))
+                        "object is this upload's (ETag %s)", self.name, head.etag)
             return
         self.may_be_published = False  # looked at: it was not completed
-        found = "no object" if head is None else f"another object (ETag {head.get('ETag')})"
+        found = "no object" if head is None else f"another object (ETag {head.etag})"
         raise OSError(errno.EIO, f"completing the multipart upload failed "
                       f"({failure.strerror}) and {found} is at its key: nothing was "
                       "published", self.name) from failure
 
-    def _head(self) -> dict[str, Any] | None:
+    def _head(self) -> Head | None:
         """The HEAD of the object at the key, None when there is none."""
         conn = self._conn
         try:
@@ -455,7 +455,7 @@ class Completion:
             return None
         digests = []
         for part in self.parts:
-            etag = str(part.get("ETag") or "").strip('"').lower()
+            etag = part.etag.strip('"').lower()
             if len(etag) != 32:
                 return None
             try:
@@ -465,20 +465,19 @@ class Completion:
         digest = md5_digest(b"".join(digests)).hex()
         return f"{digest}-{len(self.parts)}"
 
-    def is_ours(self, head: dict[str, Any]) -> bool:
+    def is_ours(self, head: Head) -> bool:
         """Whether the object ``head`` describes is the one this upload makes: its ETag is
         :meth:`expected_etag`, or (parts without MD5 ETags) it ends with the number of parts
         and the size is the size written."""
-        etag = str(head.get("ETag") or "").strip('"').lower()
+        etag = head.etag.strip('"').lower()
         if not etag.endswith(f"-{len(self.parts)}"):
             return False
         expected = self.expected_etag()
         if expected is not None:
             return etag == expected
-        return head.get("ContentLength") == self.size
+        return head.size == self.size
 
 
 def _precondition_failed(exc: OSError) -> bool:
     """Whether ``exc`` is a refused ``If-None-Match: *`` (an object is at the key)."""
-    info = client_error_info(exc.__cause__) if exc.__cause__ is not None else None
-    return info is not None and (info[0] == "PreconditionFailed" or info[1] == 412)
+    return isinstance(exc.__cause__, PreconditionFailed)

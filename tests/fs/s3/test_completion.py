@@ -22,6 +22,7 @@ import boto3
 import pytest
 
 from pfio.fs.s3 import S3
+from pfio.fs.s3.engine import Head, Part
 from pfio.fs.s3.writer import Completion
 from pfio.testing.http_messages import MessageReader, PeerClosed, header_fields
 
@@ -272,25 +273,25 @@ def test_the_expected_etag_is_the_servers(s3_server, s3_bucket: str, s3_env: str
         f.write(data)
     head = fs._head("big")
     assert head is not None
-    assert head["ETag"].strip('"') == seen[0].expected_etag()
+    assert head.etag.strip('"') == seen[0].expected_etag()
     assert seen[0].is_ours(head) and seen[0].size == len(data)
 
 
 def test_parts_without_md5_etags_fall_back_to_size_and_count(s3_env: str) -> None:
     completion = Completion(S3("b")._connection, "k", "upload")
-    completion.add({"PartNumber": 1, "ETag": '"not-an-md5"'}, 5)
-    completion.add({"PartNumber": 2, "ETag": '"also-not"'}, 3)
+    completion.add(Part(number=1, etag='"not-an-md5"'), 5)
+    completion.add(Part(number=2, etag='"also-not"'), 3)
     assert completion.expected_etag() is None
-    assert completion.is_ours({"ETag": '"0123abcd-2"', "ContentLength": 8})
-    assert not completion.is_ours({"ETag": '"0123abcd-2"', "ContentLength": 9})
-    assert not completion.is_ours({"ETag": '"0123abcd-3"', "ContentLength": 8})
-    assert not completion.is_ours({"ETag": '"0123abcd"', "ContentLength": 8})
+    assert completion.is_ours(Head(etag='"0123abcd-2"', size=8))
+    assert not completion.is_ours(Head(etag='"0123abcd-2"', size=9))
+    assert not completion.is_ours(Head(etag='"0123abcd-3"', size=8))
+    assert not completion.is_ours(Head(etag='"0123abcd"', size=8))
 
 
 def test_md5_part_etags_must_match_exactly(s3_env: str) -> None:
     completion = Completion(S3("b")._connection, "k", "upload")
-    completion.add({"PartNumber": 1, "ETag": '"' + "ab" * 16 + '"'}, 5)
+    completion.add(Part(number=1, etag='"' + "ab" * 16 + '"'), 5)
     expected = completion.expected_etag()
     assert expected is not None and expected.endswith("-1")
-    assert completion.is_ours({"ETag": f'"{expected}"', "ContentLength": 1})
-    assert not completion.is_ours({"ETag": '"' + "cd" * 16 + '-1"', "ContentLength": 5})
+    assert completion.is_ours(Head(etag=f'"{expected}"', size=1))
+    assert not completion.is_ours(Head(etag='"' + "cd" * 16 + '-1"', size=5))

@@ -240,7 +240,7 @@ def test_a_head_answer_has_no_body_whatever_its_length(server: ScriptedServer) -
 
 def test_past_max_parked_open_files_read_on_with_ranges(server: ScriptedServer,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("pfio.fs.s3.http_engine.MAX_PARKED", 1)
+    monkeypatch.setattr("pfio.fs.s3.http_pool.MAX_PARKED", 1)
     body = bytes(range(256)) * 2048  # 512 KiB: longer than the opening reads
     server.answers += [Answer(ok(body), close=True) for _ in range(3)]
     fs = S3("b", endpoint=server.endpoint, engine="http")

@@ -180,7 +180,7 @@ def test_a_page_is_parsed_with_memory_bounded_by_the_page() -> None:
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert len(page["Contents"]) == len(keys) and page["Contents"][-1]["Key"] == keys[-1]
+    assert len(page.entries) == len(keys) and page.entries[-1].key == keys[-1]
     assert peak < 4 * len(body), (peak, len(body))
 
 

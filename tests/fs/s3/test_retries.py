@@ -20,7 +20,13 @@ from typing import Any
 import pytest
 
 from pfio.fs.s3 import S3
-from pfio.fs.s3.errors import ServerError, is_throttling, is_transient, retry_after
+from pfio.fs.s3.errors import (
+    ServerError,
+    is_throttling,
+    is_transient,
+    retry_after,
+    server_error,
+)
 from pfio.fs.s3.retry import Attempts, RetryPolicy, call, quota_for, throttle_for
 from pfio.trace import hook
 
@@ -49,7 +55,7 @@ def policy(fake: FakeTime, jitter: float = 1.0, **fields: Any) -> RetryPolicy:
 
 
 def error(status: int, code: str, **headers: str) -> ServerError:
-    return ServerError(status, code, "scripted", dict(headers))
+    return server_error(status, code, "scripted", dict(headers))
 
 
 def failing(*errors: BaseException, then: Any = None) -> Callable[[], Any]:
