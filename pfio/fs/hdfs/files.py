@@ -124,7 +124,18 @@ def open_reader(handle: Any, name: str, buffering: int = -1) -> HdfsReader:
     return HdfsReader(_RawReader(handle, name), size)
 
 
-class HdfsAtomicSink(AtomicSink):
+class _HdfsSink(AtomicSink):
+    """A sink whose bytes go to an HDFS writer (``self._writer``), errors mapped."""
+
+    _writer: Any
+
+    def _write(self, b: Any) -> int:
+        with mapped_errors(self.name):
+            self._writer.write(b)
+        return len(b)
+
+
+class HdfsAtomicSink(_HdfsSink):
     """Writes ``path`` through a temporary file renamed over it on close.
 
     Args:
@@ -144,11 +155,6 @@ class HdfsAtomicSink(AtomicSink):
         with mapped_errors(name):
             self._writer = client.create(self._tmp, write_options(overwrite=False))
 
-    def _write(self, b: Any) -> int:
-        with mapped_errors(self.name):
-            self._writer.write(b)
-        return len(b)
-
     def _commit(self) -> None:
         with mapped_errors(self.name):
             self._writer.close()
@@ -165,7 +171,7 @@ class HdfsAtomicSink(AtomicSink):
             logger.warning("could not delete the temporary file %s", self._tmp, exc_info=True)
 
 
-class HdfsAppendSink(AtomicSink):
+class HdfsAppendSink(_HdfsSink):
     """Appends to ``path`` in place (created when missing). Aborting only drops what was
     not yet flushed: HDFS cannot take back appended bytes."""
 
@@ -174,11 +180,6 @@ class HdfsAppendSink(AtomicSink):
         with mapped_errors(name):
             self._writer = (client.append(path) if exists
                             else client.create(path, write_options(overwrite=False)))
-
-    def _write(self, b: Any) -> int:
-        with mapped_errors(self.name):
-            self._writer.write(b)
-        return len(b)
 
     def _commit(self) -> None:
         with mapped_errors(self.name):
