@@ -24,7 +24,7 @@ from .. import registry
 from .._uri import confined_name, join_confined, without_userinfo
 from ..trace import hook
 from ..trace.ppe import Profilable, Tag
-from .globbing import has_magic, walk
+from .globbing import walk
 from .modes import Mode, parse_mode
 from .stat import FileStat
 from .writers import text_reader
@@ -457,6 +457,3 @@ def stream_copy(src: FS, src_path: str, dst: FS, dst_path: str,
             copied += len(chunk)
     return copied
 
-
-#: the name integrations import the wildcard test by
-_has_magic = has_magic

@@ -1,18 +1,13 @@
-"""The glob walk of pfio.fs.globbing, behind FS.glob, and the import paths kept in base."""
+"""The glob walk of pfio.fs.globbing, behind FS.glob."""
 
 from __future__ import annotations
 
-from pfio.fs import base
 from pfio.fs.globbing import has_magic, walk
 from pfio.fs.memory import MemoryFS
 
 
 def test_has_magic_sees_each_wildcard():
     assert [has_magic(p) for p in ("a*", "b?", "[c]", "plain")] == [True, True, True, False]
-
-
-def test_base_keeps_the_wildcard_test_under_its_old_name():
-    assert base._has_magic is has_magic
 
 
 def test_walk_skips_a_missing_directory():

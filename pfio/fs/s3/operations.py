@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..._uri import is_relative_name, parent_directories
+from ..globbing import has_magic
 from ..stat import FileStat
 from .engine import Copied, Deleted, Part
 from .errors import NoSuchObjectError, may_have_been_applied
@@ -369,11 +370,11 @@ class S3Operations:
         parts = [p for p in self._confined(pattern).split("/") if p not in ("", ".")]
         if not parts:
             return []
-        if not any(_has_magic(p) for p in parts):
+        if not any(has_magic(p) for p in parts):
             path = "/".join(parts)
             return [path] if self.exists(path) else []
         fixed = 0
-        while fixed < len(parts) - 1 and not _has_magic(parts[fixed]):
+        while fixed < len(parts) - 1 and not has_magic(parts[fixed]):
             fixed += 1
         base = "/".join(parts[:fixed])
         matcher = re.compile(_glob_regex(parts[fixed:])).fullmatch
@@ -390,10 +391,6 @@ def _same_account(a: S3Settings, b: S3Settings) -> bool:
     same endpoint and the same credentials (given, or from the same profile and
     environment), so that a server-side copy between them reads what ``a`` would read."""
     return (a.endpoint, a.profile, a.secrets()) == (b.endpoint, b.profile, b.secrets())
-
-
-def _has_magic(part: str) -> bool:
-    return any(c in part for c in "*?[")
 
 
 def _glob_regex(parts: list[str]) -> str:

@@ -32,7 +32,8 @@ from ..._uri import parse_uri, split_container_path
 from ...api import from_url
 from ...digests import sha256_hex
 from ...fs import made_directories
-from ...fs.base import FS, _has_magic
+from ...fs.base import FS
+from ...fs.globbing import has_magic
 from ...fs.positional import PositionalReader
 from ...fs.stat import FileStat, with_implied_directories
 from ...trace.redact import redact
@@ -347,7 +348,7 @@ class PfioFileSystem(AbstractFileSystem):  # type: ignore[misc]
         when both are on the same filesystem and ``path2`` does not exist yet, else a copy
         and a remove."""
         if isinstance(path1, str) and isinstance(path2, str) and not path2.endswith("/") \
-                and not _has_magic(path1) and maxdepth is None and self._same_top(path1, path2) \
+                and not has_magic(path1) and maxdepth is None and self._same_top(path1, path2) \
                 and not self.exists(path2) and (recursive or not self.isdir(path1)):
             if self.auto_mkdir:
                 self.makedirs(self._parent(path2), exist_ok=True)

@@ -29,7 +29,8 @@ from typing import Any
 
 from ...._uri import URI, container_kind, parse_uri
 from ....api import from_url
-from ....fs.base import FS, _has_magic, stream_copy
+from ....fs.base import FS, stream_copy
+from ....fs.globbing import has_magic
 from ....fs.resolver import descend, forget
 from ....trace.redact import redact
 from .files import Reader, Writer
@@ -193,7 +194,7 @@ def matching_paths(pattern: str) -> list[str]:
     tar there is listed inside."""
     uri = _parse(pattern)
     path = uri.path
-    magic = next((i for i, c in enumerate(path) if _has_magic(c)), None)
+    magic = next((i for i, c in enumerate(path) if has_magic(c)), None)
     if magic is None:
         try:
             path_exists(pattern)
