@@ -116,9 +116,12 @@ reader_clear(PyObject *self)
 static void
 reader_dealloc(PyObject *self)
 {
-    /* A Python subclass's dealloc has run the finalizer (which closes the file, keeping
-     * its span) before calling this; the base's dealloc runs it otherwise. */
+    /* the finalizer first (it closes the file, keeping its span, while the fields are set);
+     * a no-op where a Python subclass's dealloc has run it already */
     PyTypeObject *type = Py_TYPE(self);
+    if (PyObject_CallFinalizerFromDealloc(self) < 0) {
+        return;  /* resurrected */
+    }
     ReaderFields *r = FIELDS(self);
     Py_CLEAR(r->rs);
     Py_CLEAR(r->st);
@@ -177,36 +180,27 @@ tally(PyObject *stats, int64_t ns, Py_ssize_t n)
     return 0;
 }
 
-/* read(size=-1, /): the base's read, timed and counted. */
+/* Call `method` (the base's) with `self` and `args`, time it, count it; `nbytes` says how
+ * many bytes its result stands for. */
 static PyObject *
-reader_read(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+timed(PyObject *method, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+      Py_ssize_t (*nbytes)(PyObject *))
 {
-    PyObject *call[2] = {self, NULL};
-    Py_ssize_t given = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
-    if (given > 1) {
-        PyErr_Format(PyExc_TypeError, "read() takes at most 1 argument (%zd given)", given);
+    PyObject *call[2] = {self, nargs ? args[0] : NULL};
+    if (nargs > 1) {
+        PyErr_Format(PyExc_TypeError, "expected at most 1 argument, got %zd", nargs);
         return NULL;
-    }
-    if (kwnames && PyTuple_GET_SIZE(kwnames)) {
-        if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "size") != 0) {
-            PyErr_Format(PyExc_TypeError, "read() got an unexpected keyword argument '%U'",
-                         PyTuple_GET_ITEM(kwnames, 0));
-            return NULL;
-        }
-    }
-    if (given) {
-        call[1] = args[0];
     }
     ReaderFields *r = FIELDS(self);
     int64_t start = now_ns();
-    PyObject *data = PyObject_Vectorcall(buffered_read, call, 1 + given, NULL);
-    if (data == NULL) {
+    PyObject *result = PyObject_Vectorcall(method, call, 1 + nargs, NULL);
+    if (result == NULL) {
         return NULL;
     }
     int64_t ns = now_ns() - start;
-    Py_ssize_t n = PyObject_Size(data);
+    Py_ssize_t n = nbytes(result);
     if (n < 0) {
-        Py_DECREF(data);
+        Py_DECREF(result);
         return NULL;
     }
     r->reads += 1;
@@ -214,17 +208,74 @@ reader_read(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
     r->read_ns += ns;
     if (r->rs == NULL) {
         PyErr_SetString(PyExc_AttributeError, "_rs");
-        Py_DECREF(data);
+        Py_DECREF(result);
         return NULL;
     }
     PyObject *stats = Py_NewRef(r->rs);  /* (compact() may run Python code) */
     int counted = tally(stats, ns, n);
     Py_DECREF(stats);
     if (counted < 0) {
-        Py_DECREF(data);
+        Py_DECREF(result);
         return NULL;
     }
-    return data;
+    return result;
+}
+
+static Py_ssize_t
+length(PyObject *data)
+{
+    return PyObject_Size(data);
+}
+
+/* readinto's result: bytes read, or None (0) */
+static Py_ssize_t
+filled(PyObject *n)
+{
+    return n == Py_None ? 0 : PyNumber_AsSsize_t(n, PyExc_OverflowError);
+}
+
+static PyObject *buffered_read1, *buffered_readline, *buffered_readinto, *buffered_readinto1;
+
+/* read(size=-1): the base's read, timed and counted (size may be named, as in Python). */
+static PyObject *
+reader_read(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    Py_ssize_t named = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs + named > 1) {
+        PyErr_Format(PyExc_TypeError, "read() takes at most 1 argument (%zd given)",
+                     nargs + named);
+        return NULL;
+    }
+    if (named && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "size") != 0) {
+        PyErr_Format(PyExc_TypeError, "read() got an unexpected keyword argument '%U'",
+                     PyTuple_GET_ITEM(kwnames, 0));
+        return NULL;
+    }
+    return timed(buffered_read, self, args, nargs + named, length);
+}
+
+static PyObject *
+reader_read1(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    return timed(buffered_read1, self, args, nargs, length);
+}
+
+static PyObject *
+reader_readline(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    return timed(buffered_readline, self, args, nargs, length);
+}
+
+static PyObject *
+reader_readinto(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    return timed(buffered_readinto, self, args, nargs, filled);
+}
+
+static PyObject *
+reader_readinto1(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    return timed(buffered_readinto1, self, args, nargs, filled);
 }
 
 /* Keep the file's span in its thread's spans (or count it as dropped). */
@@ -263,15 +314,20 @@ keep_span(ReaderFields *r, int64_t end)
     PyObject *span = Py_BuildValue("(OOLLOOOLLLOOO)", s_file, s_file, (long long)r->opened,
                                    (long long)(end - r->opened), file_span, r->scheme, r->url,
                                    r->reads, r->read_bytes, r->read_ns, Py_None, zero, zero);
+    if (span != NULL) {
+        /* strings, ints and None: no cycle to find, as the collector would learn at its
+         * first pass over it (recorder.py keeps spans such tuples for this reason) */
+        PyObject_GC_UnTrack(span);
+    }
     int appended = span ? PyList_Append(spans, span) : -1;
     Py_XDECREF(span);
     Py_DECREF(spans);
     return appended;
 }
 
-/* close, at the spans level: close the file, then keep its span (once). */
+/* close: close the file, then keep its span (at the spans level, once). */
 static PyObject *
-reader_span_close(PyObject *self, PyObject *Py_UNUSED(ignored))
+reader_close(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
     ReaderFields *r = FIELDS(self);
     if (!r->has_span) {
@@ -308,15 +364,11 @@ reader_span_close(PyObject *self, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
-/* __exit__(exc_type, exc, tb), at the spans level: close() (never swallows the error). */
+/* __exit__(*args): close() (never swallows the error), as io.IOBase's. */
 static PyObject *
-reader_span_exit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+reader_exit(PyObject *self, PyObject *const *Py_UNUSED(args), Py_ssize_t Py_UNUSED(nargs))
 {
-    if (nargs != 3) {
-        PyErr_Format(PyExc_TypeError, "__exit__ expected 3 arguments, got %zd", nargs);
-        return NULL;
-    }
-    return reader_span_close(self, NULL);
+    return reader_close(self, NULL);
 }
 
 static PyObject *
@@ -346,15 +398,18 @@ reader_set_opened(PyObject *self, PyObject *value, void *Py_UNUSED(closure))
     return 0;
 }
 
+#define FAST(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL
 static PyMethodDef reader_methods[] = {
-    {"read", (PyCFunction)(void (*)(void))reader_read, METH_FASTCALL | METH_KEYWORDS,
-     "read(size=-1): the base's read, timed and counted."},
-    {"_span_close", reader_span_close, METH_NOARGS,
-     "close() at the spans level: close, then keep the file's span."},
-    {"_span_exit", (PyCFunction)(void (*)(void))reader_span_exit, METH_FASTCALL,
-     "__exit__() at the spans level: close(); errors are not swallowed."},
+    {"read", FAST(reader_read) | METH_KEYWORDS, "read(size=-1): timed and counted."},
+    {"read1", FAST(reader_read1), "read1(size=-1): timed and counted."},
+    {"readline", FAST(reader_readline), "readline(size=-1): timed and counted."},
+    {"readinto", FAST(reader_readinto), "readinto(buffer): timed and counted."},
+    {"readinto1", FAST(reader_readinto1), "readinto1(buffer): timed and counted."},
+    {"close", reader_close, METH_NOARGS, "close(); at the spans level, keep the span (once)."},
+    {"__exit__", FAST(reader_exit), "__exit__(*args): close()."},
     {NULL, NULL, 0, NULL},
 };
+#undef FAST
 
 static PyGetSetDef reader_getset[] = {
     {"_opened", reader_get_opened, reader_set_opened,
@@ -388,8 +443,13 @@ make_reader_type(PyObject *module)
     }
     reader_base = (PyTypeObject *)base;  /* (kept: the type holds it too) */
     buffered_read = PyObject_GetAttrString(base, "read");
+    buffered_read1 = PyObject_GetAttrString(base, "read1");
+    buffered_readline = PyObject_GetAttrString(base, "readline");
+    buffered_readinto = PyObject_GetAttrString(base, "readinto");
+    buffered_readinto1 = PyObject_GetAttrString(base, "readinto1");
     buffered_close = PyObject_GetAttrString(base, "close");
-    if (buffered_read == NULL || buffered_close == NULL) {
+    if (buffered_read == NULL || buffered_read1 == NULL || buffered_readline == NULL ||
+        buffered_readinto == NULL || buffered_readinto1 == NULL || buffered_close == NULL) {
         return -1;
     }
     Py_ssize_t align = _Alignof(ReaderFields);
@@ -398,7 +458,8 @@ make_reader_type(PyObject *module)
         m->offset += reader_offset;
     }
     PyType_Slot slots[] = {
-        {Py_tp_doc, "An io.BufferedReader whose reads the tracer counts (see the module)."},
+        {Py_tp_doc, "A local file opened \"rb\" while tracing: an io.BufferedReader whose "
+                    "reads count (see the module)."},
         {Py_tp_traverse, reader_traverse},
         {Py_tp_clear, reader_clear},
         {Py_tp_dealloc, reader_dealloc},
@@ -408,7 +469,7 @@ make_reader_type(PyObject *module)
         {0, NULL},
     };
     PyType_Spec spec = {
-        .name = "pfio.trace._native.Reader",
+        .name = "pfio.trace._native.CountedReader",
         .basicsize = (int)(reader_offset + sizeof(ReaderFields)),
         .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
         .slots = slots,
@@ -417,7 +478,7 @@ make_reader_type(PyObject *module)
     if (reader_type == NULL) {
         return -1;
     }
-    return PyModule_AddObjectRef(module, "Reader", (PyObject *)reader_type);
+    return PyModule_AddObjectRef(module, "CountedReader", (PyObject *)reader_type);
 }
 
 /* ---- ReaderOpen ------------------------------------------------------------------------ */
@@ -507,7 +568,7 @@ open_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObje
     }
     int64_t ns = now_ns() - start;
     if (!PyObject_TypeCheck(f, reader_type)) {
-        PyErr_SetString(PyExc_TypeError, "the reader class is not a pfio.trace._native.Reader");
+        PyErr_SetString(PyExc_TypeError, "the reader class is not a pfio.trace._native.CountedReader");
         goto fail;
     }
     /* raw, opens, rs = st.readers[scheme] (or st.reader_stats(scheme)) */
@@ -589,7 +650,7 @@ open_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     if (!PyType_IsSubtype((PyTypeObject *)cls, reader_type)) {
-        PyErr_SetString(PyExc_TypeError, "cls must be a subclass of pfio.trace._native.Reader");
+        PyErr_SetString(PyExc_TypeError, "cls must be a subclass of pfio.trace._native.CountedReader");
         return NULL;
     }
     ReaderOpen *w = (ReaderOpen *)type->tp_alloc(type, 0);
@@ -668,7 +729,7 @@ static PyGetSetDef open_getset[] = {
 
 static PyTypeObject open_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "pfio.trace._native.ReaderOpen",
+    .tp_name = "pfio.trace._native.CountedReaderOpen",
     .tp_doc = "FS.open while tracing: the fast path of a local file opened \"rb\" "
               "(see the module).",
     .tp_basicsize = sizeof(ReaderOpen),

@@ -233,23 +233,7 @@ class FileTotals:
             target.compact()
 
 
-class OwnTotals:
-    """What the readers of the ``"spans"`` level share: the calls other than ``read`` also
-    count in the file's own totals (for its span)."""
-
-    _reads: int
-    _read_bytes: int
-    _read_ns: int
-
-    def _count(self, stats: Any, start: int, n: int) -> None:
-        ns = perf_counter_ns() - start
-        self._reads += 1
-        self._read_bytes += n
-        self._read_ns += ns
-        _tally(stats, ns, n)
-
-
-class SpannedReader(OwnTotals, CountedReader):  # type: ignore[misc]  # (as CountedReader)
+class SpannedReader(CountedReader):
     """A :class:`CountedReader` at the ``"spans"`` level: it also keeps its own totals and
     becomes one span, from open to close (``with``, ``close()``, or the finalizer of a
     reader dropped unclosed). ``_opened`` is None once its span is kept."""
@@ -257,6 +241,9 @@ class SpannedReader(OwnTotals, CountedReader):  # type: ignore[misc]  # (as Coun
     __slots__ = ("_st", "_scheme", "_url", "_opened", "_reads", "_read_bytes", "_read_ns")
     _url: str
     _opened: int | None
+    _reads: int
+    _read_bytes: int
+    _read_ns: int
 
     def read(self, size: int | None = -1) -> bytes:
         start = perf_counter_ns()
@@ -273,6 +260,13 @@ class SpannedReader(OwnTotals, CountedReader):  # type: ignore[misc]  # (as Coun
         if len(raw) >= RAW_LIMIT:
             stats.compact()
         return data
+
+    def _count(self, stats: Any, start: int, n: int) -> None:
+        ns = perf_counter_ns() - start
+        self._reads += 1
+        self._read_bytes += n
+        self._read_ns += ns
+        _tally(stats, ns, n)
 
     def close(self) -> None:
         self.__exit__(None, None, None)

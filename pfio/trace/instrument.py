@@ -159,8 +159,7 @@ def _open(cls: type, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         return make(op, fn, any_open, scheme, default_mode, os_path, build, reader_class)
     from . import native  # (imports only where the extension was built)
 
-    reader_class = native.SpannedReader if rec.spans else native.CountedReader
-    slow = make(op, fn, any_open, scheme, default_mode, os_path, build, reader_class)
+    slow = make(op, fn, any_open, scheme, default_mode, os_path, build, native.CountedReader)
     # the fast path in C; the other calls to ``slow``
     return native.reader_open(fn, slow, op, scheme, os_path, build, rec.spans, _failed)
 

@@ -35,7 +35,7 @@ def test_the_extension_is_built_where_the_tests_run():
 
 def test_each_implementation_builds_its_own_readers(tracer, fs, implementation):
     with fs.open("d.bin", "rb") as f:
-        native = type(f).__module__ == "pfio.trace.native"
+        native = type(f).__module__ == "pfio.trace._native"
     assert native == (implementation == "native")
     assert isinstance(f, io.BufferedReader) and not isinstance(f, files.TracedFile)
 
