@@ -24,6 +24,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -58,6 +59,95 @@ limit(PyObject *key)
 {
     PyObject *value = setting(key);
     return value ? PyLong_AsSsize_t(value) : -1;
+}
+
+/* A __slots__ attribute of a pfio class (OpStats, ThreadState), read and written through
+ * its member descriptor's PyMemberDef for objects of exactly that class (no look-up in the
+ * type: the same as Python's own access, a few times faster), by name for any other. */
+typedef struct {
+    const char *owner;  /* the class, by its name in pfio.trace.files */
+    PyObject **name;
+    PyTypeObject *type;  /* NULL until configure() found the member */
+    PyMemberDef *member;
+} Slot;
+
+static Slot slot_raw = {"OpStats", &s_raw, NULL, NULL};
+static Slot slot_nbytes = {"OpStats", &s_nbytes, NULL, NULL};
+static Slot slot_depth = {"ThreadState", &s_depth, NULL, NULL};
+static Slot slot_readers = {"ThreadState", &s_readers, NULL, NULL};
+static Slot slot_spans = {"ThreadState", &s_spans, NULL, NULL};
+static Slot slot_dropped = {"ThreadState", &s_dropped, NULL, NULL};
+static Slot *const all_slots[] = {&slot_raw, &slot_nbytes, &slot_depth, &slot_readers,
+                                  &slot_spans, &slot_dropped};
+
+static PyObject *
+get(PyObject *obj, Slot *slot)
+{
+    if (Py_TYPE(obj) == slot->type) {
+        return PyMember_GetOne((const char *)obj, slot->member);
+    }
+    return PyObject_GetAttr(obj, *slot->name);
+}
+
+static int
+set(PyObject *obj, Slot *slot, PyObject *value)
+{
+    if (Py_TYPE(obj) == slot->type) {
+        return PyMember_SetOne((char *)obj, slot->member, value);
+    }
+    return PyObject_SetAttr(obj, *slot->name, value);
+}
+
+/* Find each slot's member in the classes of `namespace` (kept for the module's life). */
+static int
+find_slots(PyObject *namespace)
+{
+    for (size_t i = 0; i < sizeof(all_slots) / sizeof(all_slots[0]); i++) {
+        Slot *slot = all_slots[i];
+        PyObject *owner = PyDict_GetItemString(namespace, slot->owner);  /* borrowed */
+        if (owner == NULL || !PyType_Check(owner)) {
+            continue;  /* by name, then */
+        }
+        PyObject *descr = PyObject_GetAttr(owner, *slot->name);
+        if (descr == NULL) {
+            return -1;
+        }
+        if (Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+            slot->type = (PyTypeObject *)Py_NewRef(owner);
+            slot->member = ((PyMemberDescrObject *)descr)->d_member;
+            Py_INCREF(descr);  /* (the member lives in it) */
+        }
+        Py_DECREF(descr);
+    }
+    return 0;
+}
+
+/* obj.<slot> += n, for counters (ints). */
+static int
+add(PyObject *obj, Slot *slot, Py_ssize_t n)
+{
+    PyObject *value = get(obj, slot);
+    if (value == NULL) {
+        return -1;
+    }
+    PyObject *sum = NULL;
+    int overflow = 1;
+    long long now = PyLong_CheckExact(value) ? PyLong_AsLongLongAndOverflow(value, &overflow)
+                                             : 0;
+    if (!overflow && now <= LLONG_MAX - n) {
+        sum = PyLong_FromLongLong(now + n);
+    } else {  /* (not an int, or a big one: Python's addition) */
+        PyObject *n_obj = PyLong_FromSsize_t(n);
+        sum = n_obj ? PyNumber_InPlaceAdd(value, n_obj) : NULL;
+        Py_XDECREF(n_obj);
+    }
+    Py_DECREF(value);
+    if (sum == NULL) {
+        return -1;
+    }
+    int done = set(obj, slot, sum);
+    Py_DECREF(sum);
+    return done;
 }
 
 static inline int64_t
@@ -140,7 +230,7 @@ reader_dealloc(PyObject *self)
 static int
 tally(PyObject *stats, int64_t ns, Py_ssize_t n)
 {
-    PyObject *raw = PyObject_GetAttr(stats, s_raw);
+    PyObject *raw = get(stats, &slot_raw);
     if (raw == NULL) {
         return -1;
     }
@@ -154,23 +244,7 @@ tally(PyObject *stats, int64_t ns, Py_ssize_t n)
     Py_ssize_t kept = PyList_GET_SIZE(raw);
     Py_DECREF(raw);
     Py_ssize_t raw_limit = limit(s_raw_limit);
-    if (raw_limit == -1 && PyErr_Occurred()) {
-        return -1;
-    }
-    PyObject *nbytes = PyObject_GetAttr(stats, s_nbytes);
-    if (nbytes == NULL) {
-        return -1;
-    }
-    PyObject *n_obj = PyLong_FromSsize_t(n);
-    PyObject *sum = n_obj ? PyNumber_InPlaceAdd(nbytes, n_obj) : NULL;
-    Py_DECREF(nbytes);
-    Py_XDECREF(n_obj);
-    if (sum == NULL) {
-        return -1;
-    }
-    int set = PyObject_SetAttr(stats, s_nbytes, sum);
-    Py_DECREF(sum);
-    if (set < 0) {
+    if ((raw_limit == -1 && PyErr_Occurred()) || add(stats, &slot_nbytes, n) < 0) {
         return -1;
     }
     if (kept >= raw_limit) {
@@ -285,7 +359,7 @@ reader_readinto1(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 static int
 keep_span(ReaderFields *r, int64_t end)
 {
-    PyObject *spans = PyObject_GetAttr(r->st, s_spans);
+    PyObject *spans = get(r->st, &slot_spans);
     if (spans == NULL) {
         return -1;
     }
@@ -302,17 +376,7 @@ keep_span(ReaderFields *r, int64_t end)
     }
     if (kept >= max_spans) {
         Py_DECREF(spans);
-        PyObject *dropped = PyObject_GetAttr(r->st, s_dropped);
-        if (dropped == NULL) {
-            return -1;
-        }
-        PyObject *one = PyLong_FromLong(1);
-        PyObject *sum = one ? PyNumber_InPlaceAdd(dropped, one) : NULL;
-        Py_DECREF(dropped);
-        Py_XDECREF(one);
-        int set = sum ? PyObject_SetAttr(r->st, s_dropped, sum) : -1;
-        Py_XDECREF(sum);
-        return set;
+        return add(r->st, &slot_dropped, 1);
     }
     PyObject *span = Py_BuildValue("(OOLLOOOLLLOOO)", s_file, s_file, (long long)r->opened,
                                    (long long)(end - r->opened), file_span, r->scheme, r->url,
@@ -499,11 +563,12 @@ typedef struct {
     PyObject *build;  /* build(os_path, cls) -> the reader */
     PyObject *cls;  /* the reader class: a Reader subclass */
     PyObject *failed;  /* failed(rec, st, fs, op, start, path): count a failed open */
+    PyObject *rec, *tls;  /* the last recorder seen, and its thread-local states */
     int spans;  /* the spans level: the reader keeps its span */
 } ReaderOpen;
 
 #define OPEN_OBJECTS(X) X(dict) X(slow) X(hook) X(op) X(scheme) X(rb) X(os_path) X(build) \
-    X(cls) X(failed)
+    X(cls) X(failed) X(rec) X(tls)
 
 static PyObject *
 open_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -526,10 +591,16 @@ open_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObje
         return PyObject_Vectorcall(w->slow, args, nargsf, kwnames);
     }
     Py_INCREF(rec);
-    PyObject *tls = PyObject_GetAttr(rec, s_tls);
+    PyObject *tls;
+    if (rec == w->rec) {
+        tls = Py_NewRef(w->tls);
+    } else if ((tls = PyObject_GetAttr(rec, s_tls)) != NULL) {  /* (set once, by __init__) */
+        Py_XSETREF(w->rec, Py_NewRef(rec));
+        Py_XSETREF(w->tls, Py_NewRef(tls));
+    }
     PyObject *st = tls ? PyObject_GetAttr(tls, s_state) : NULL;
     Py_XDECREF(tls);
-    PyObject *depth = st ? PyObject_GetAttr(st, s_depth) : NULL;
+    PyObject *depth = st ? get(st, &slot_depth) : NULL;
     int nested = depth ? PyObject_IsTrue(depth) : -1;
     Py_XDECREF(depth);
     if (nested != 0) {  /* nested, or the thread's first call (no state yet): the long way */
@@ -575,7 +646,7 @@ open_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObje
         goto fail;
     }
     /* raw, opens, rs = st.readers[scheme] (or st.reader_stats(scheme)) */
-    PyObject *readers = PyObject_GetAttr(st, s_readers);
+    PyObject *readers = get(st, &slot_readers);
     if (readers == NULL) {
         goto fail;
     }
@@ -807,6 +878,9 @@ configure(PyObject *Py_UNUSED(module), PyObject *namespace)
 {
     if (!PyDict_Check(namespace)) {
         PyErr_SetString(PyExc_TypeError, "configure() takes pfio.trace.files' namespace");
+        return NULL;
+    }
+    if (find_slots(namespace) < 0) {
         return NULL;
     }
     Py_XSETREF(settings, Py_NewRef(namespace));
