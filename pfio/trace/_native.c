@@ -68,15 +68,16 @@ typedef struct {
     const char *owner;  /* the class, by its name in pfio.trace.files */
     PyObject **name;
     PyTypeObject *type;  /* NULL until configure() found the member */
+    PyObject *descr;  /* the member descriptor, which holds the member */
     PyMemberDef *member;
 } Slot;
 
-static Slot slot_raw = {"OpStats", &s_raw, NULL, NULL};
-static Slot slot_nbytes = {"OpStats", &s_nbytes, NULL, NULL};
-static Slot slot_depth = {"ThreadState", &s_depth, NULL, NULL};
-static Slot slot_readers = {"ThreadState", &s_readers, NULL, NULL};
-static Slot slot_spans = {"ThreadState", &s_spans, NULL, NULL};
-static Slot slot_dropped = {"ThreadState", &s_dropped, NULL, NULL};
+static Slot slot_raw = {"OpStats", &s_raw, NULL, NULL, NULL};
+static Slot slot_nbytes = {"OpStats", &s_nbytes, NULL, NULL, NULL};
+static Slot slot_depth = {"ThreadState", &s_depth, NULL, NULL, NULL};
+static Slot slot_readers = {"ThreadState", &s_readers, NULL, NULL, NULL};
+static Slot slot_spans = {"ThreadState", &s_spans, NULL, NULL, NULL};
+static Slot slot_dropped = {"ThreadState", &s_dropped, NULL, NULL, NULL};
 static Slot *const all_slots[] = {&slot_raw, &slot_nbytes, &slot_depth, &slot_readers,
                                   &slot_spans, &slot_dropped};
 
@@ -98,7 +99,7 @@ set(PyObject *obj, Slot *slot, PyObject *value)
     return PyObject_SetAttr(obj, *slot->name, value);
 }
 
-/* Find each slot's member in the classes of `namespace` (kept for the module's life). */
+/* Find each slot's member in the classes of `namespace`. */
 static int
 find_slots(PyObject *namespace)
 {
@@ -113,11 +114,12 @@ find_slots(PyObject *namespace)
             return -1;
         }
         if (Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
-            slot->type = (PyTypeObject *)Py_NewRef(owner);
+            Py_XSETREF(slot->descr, descr);  /* (the member lives in it) */
+            Py_XSETREF(slot->type, (PyTypeObject *)Py_NewRef(owner));
             slot->member = ((PyMemberDescrObject *)descr)->d_member;
-            Py_INCREF(descr);  /* (the member lives in it) */
+        } else {
+            Py_DECREF(descr);
         }
-        Py_DECREF(descr);
     }
     return 0;
 }
@@ -642,7 +644,7 @@ open_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObje
     }
     int64_t ns = now_ns() - start;
     if (!PyObject_TypeCheck(f, reader_type)) {
-        PyErr_SetString(PyExc_TypeError, "the reader class is not a pfio.trace._native.CountedReader");
+        PyErr_SetString(PyExc_TypeError, "the reader is not a pfio.trace._native.CountedReader");
         goto fail;
     }
     /* raw, opens, rs = st.readers[scheme] (or st.reader_stats(scheme)) */
@@ -724,7 +726,8 @@ open_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     if (!PyType_IsSubtype((PyTypeObject *)cls, reader_type)) {
-        PyErr_SetString(PyExc_TypeError, "cls must be a subclass of pfio.trace._native.CountedReader");
+        PyErr_SetString(PyExc_TypeError,
+                        "cls must be a subclass of pfio.trace._native.CountedReader");
         return NULL;
     }
     ReaderOpen *w = (ReaderOpen *)type->tp_alloc(type, 0);

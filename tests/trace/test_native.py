@@ -171,3 +171,29 @@ def test_fold_leaves_what_c_cannot_take_to_python(implementation):
     stats.raw.extend([1, 2**63, 3])
     stats.compact()
     assert stats.count == 3 and sum(stats.hist.values()) == 3
+
+
+@pytest.mark.parametrize("level", ["metrics", "spans"])
+def test_every_call_shape_of_open_rb_counts_alike(fs, level):
+    # positional (C's fast path), named, on the class, bound first: the same reader, counts
+    trace.enable(level)
+    calls = [lambda: fs.open("d.bin", "rb"), lambda: fs.open("d.bin", mode="rb"),
+             lambda: Local.open(fs, "d.bin", "rb"), lambda: getattr(fs, "open")("d.bin", "rb")]
+    kinds = set()
+    for call in calls:
+        with call() as f:
+            kinds.add(type(f))
+            assert f.read(5) == PAYLOAD[:5]
+    assert len(kinds) == 1
+    assert trace.metrics().operations[("file", "open")].count == len(calls)
+    assert (reads().count, reads().bytes) == (len(calls), 5 * len(calls))
+    if level == "spans":
+        kept = [s for st in trace.control.recorder().threads() for s in st.spans]
+        assert [s[7:9] for s in kept] == [(1, 5)] * len(calls)
+
+
+def test_a_failed_open_counts_as_an_error(tracer, fs):
+    with pytest.raises(FileNotFoundError):
+        fs.open("missing.bin", "rb")
+    stats = trace.metrics().operations[("file", "open")]
+    assert (stats.count, stats.errors) == (1, 1)
