@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml setup.py pfio-patches.pth scripts/petastorm-venv.sh
 # the tracer's C extension, which the editable install builds in place (pfio/trace/): built
 # again when its source changes
 NATIVE_STAMP := $(VENV)/.native
-$(NATIVE_STAMP): pfio/trace/_native.c $(STAMP)
+$(NATIVE_STAMP): $(wildcard pfio/trace/_native_src/*.c pfio/trace/_native_src/*.h) $(STAMP)
 	$(PY) setup.py -q build_ext --inplace
 	touch $(NATIVE_STAMP)
 

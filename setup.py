@@ -57,7 +57,13 @@ class EditableWithStartupHook(editable_wheel):
         return _WithStartupHook(super()._select_strategy(*args, **kwargs))
 
 
-NATIVE = Extension("pfio.trace._native", ["pfio/trace/_native.c"], optional=True)
+# its source: one C file per job, and the header they share (a dependency: rebuilt when it
+# changes, and shipped in the sdist). Not in a directory named `_native`: where the module
+# was not built, Python would import that directory as a namespace package in its place.
+NATIVE_SRC = "pfio/trace/_native_src"
+NATIVE = Extension("pfio.trace._native",
+                   [f"{NATIVE_SRC}/{name}.c" for name in ("config", "reader", "open", "module")],
+                   depends=[f"{NATIVE_SRC}/native.h"], optional=True)
 
 setup(cmdclass={"build_py": BuildWithStartupHook, "editable_wheel": EditableWithStartupHook},
       ext_modules=[NATIVE])

@@ -1,4 +1,4 @@
-"""Types of the C extension pfio.trace._native (see _native.c)."""
+"""Types of the C extension pfio.trace._native (see _native_src/native.h)."""
 
 import io
 from collections.abc import Callable
