@@ -23,7 +23,14 @@ $(STAMP): pyproject.toml setup.py pfio-patches.pth scripts/petastorm-venv.sh
 	scripts/petastorm-venv.sh $(PYTHON)
 	touch $(STAMP)
 
-test: $(STAMP)
+# the tracer's C extension, which the editable install builds in place (pfio/trace/): built
+# again when its source changes
+NATIVE_STAMP := $(VENV)/.native
+$(NATIVE_STAMP): $(wildcard pfio/trace/_native_src/*.c pfio/trace/_native_src/*.h) $(STAMP)
+	$(PY) setup.py -q build_ext --inplace
+	touch $(NATIVE_STAMP)
+
+test: $(STAMP) $(NATIVE_STAMP)
 	$(PY) -m ruff check pfio tests benchmarks
 	$(PY) -m mypy pfio
 	scripts/with-ceph.sh scripts/run-tests.sh $(PY)
@@ -32,11 +39,11 @@ lint: $(STAMP)
 	$(PY) -m ruff check pfio tests benchmarks
 	$(PY) -m mypy pfio
 
-bench: $(STAMP)
+bench: $(STAMP) $(NATIVE_STAMP)
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) $(DEMO_VENV) build *.egg-info
+	rm -rf $(VENV) $(DEMO_VENV) build *.egg-info pfio/trace/_native*.so
 
 # the demo gets a virtualenv of its own with the `demo` extra only (no test tools, no Chainer)
 DEMO_VENV := .venv-demo

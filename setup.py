@@ -1,4 +1,6 @@
-"""Build hooks that pyproject.toml cannot express: the ``pfio-patches.pth`` startup hook.
+"""Build hooks that pyproject.toml cannot express: the ``pfio-patches.pth`` startup hook, and
+the tracer's C extension (``pfio.trace._native``, optional: without a compiler pfio installs
+and the tracer runs its pure-Python path).
 
 The hook goes to the top of ``site-packages`` (a ``.pth`` file is only read there), so that
 every Python process whose environment has ``PFIO_PATCHES`` set (DataLoader workers started
@@ -8,7 +10,7 @@ by spawn or forkserver) imports pfio at startup and re-applies the parent's patc
 
 import os
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 from setuptools.command.editable_wheel import editable_wheel
 
@@ -55,4 +57,13 @@ class EditableWithStartupHook(editable_wheel):
         return _WithStartupHook(super()._select_strategy(*args, **kwargs))
 
 
-setup(cmdclass={"build_py": BuildWithStartupHook, "editable_wheel": EditableWithStartupHook})
+# its source: one C file per job, and the header they share (a dependency: rebuilt when it
+# changes, and shipped in the sdist). Not in a directory named `_native`: where the module
+# was not built, Python would import that directory as a namespace package in its place.
+NATIVE_SRC = "pfio/trace/_native_src"
+NATIVE = Extension("pfio.trace._native",
+                   [f"{NATIVE_SRC}/{name}.c" for name in ("config", "reader", "open", "module")],
+                   depends=[f"{NATIVE_SRC}/native.h"], optional=True)
+
+setup(cmdclass={"build_py": BuildWithStartupHook, "editable_wheel": EditableWithStartupHook},
+      ext_modules=[NATIVE])

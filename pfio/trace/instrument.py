@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from time import perf_counter_ns
 from typing import Any
 
-from . import hook
+from . import extension, hook
 from .files import CountedReader, SpannedFile, SpannedReader, TracedFile
 from .recorder import Recorder, ThreadState
 from .stats import RAW_LIMIT
@@ -153,13 +153,22 @@ def _open(cls: type, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     make = _spanned_reader_open if rec.spans else _counted_reader_open
     scheme = cls.scheme or cls.__name__.lower()  # type: ignore[attr-defined]  # an FS class  # as _scheme() names the class's instances
     default_mode = inspect.signature(fn).parameters["mode"].default  # "r", as fn's own
-    return make(op, fn, any_open, scheme, default_mode, *local)
+    os_path, build = local
+    if extension.EXTENSION is None:
+        reader_class: type[Any] = SpannedReader if rec.spans else CountedReader
+        return make(op, fn, any_open, scheme, default_mode, os_path, build, reader_class)
+    from . import native  # (imports only where the extension was built)
+
+    slow = make(op, fn, any_open, scheme, default_mode, os_path, build, native.CountedReader)
+    # the fast path in C; the other calls to ``slow``
+    return native.reader_open(fn, slow, op, scheme, os_path, build, rec.spans, _failed)
 
 
 def _counted_reader_open(op: str, fn: Callable[..., Any], any_open: Callable[..., Any],
-                         scheme: str, default_mode: str, os_path: Any,
-                         build: Any) -> Callable[..., Any]:
-    """``open`` at the ``metrics`` level: a file opened "rb" is a :class:`CountedReader`."""
+                         scheme: str, default_mode: str, os_path: Any, build: Any,
+                         reader_class: type[Any]) -> Callable[..., Any]:
+    """``open`` at the ``metrics`` level: a file opened "rb" is a ``reader_class``, a
+    :class:`CountedReader` (Python or native)."""
 
     @functools.wraps(fn)
     def traced(self: Any, path: Any, mode: Any = default_mode, *args: Any,
@@ -175,7 +184,7 @@ def _counted_reader_open(op: str, fn: Callable[..., Any], any_open: Callable[...
             return fn(self, path, mode)
         start = perf_counter_ns()
         try:
-            f = build(os_path(self, path), CountedReader)
+            f = build(os_path(self, path), reader_class)
         except BaseException:
             _failed(rec, st, self, op, start, path)
             raise
@@ -193,10 +202,11 @@ def _counted_reader_open(op: str, fn: Callable[..., Any], any_open: Callable[...
 
 
 def _spanned_reader_open(op: str, fn: Callable[..., Any], any_open: Callable[..., Any],
-                         scheme: str, default_mode: str, os_path: Any,
-                         build: Any) -> Callable[..., Any]:
-    """``open`` at the ``spans`` level: a file opened "rb" is a :class:`SpannedReader`,
-    whose span, open to close, is kept when it is closed."""
+                         scheme: str, default_mode: str, os_path: Any, build: Any,
+                         reader_class: type[Any]) -> Callable[..., Any]:
+    """``open`` at the ``spans`` level: a file opened "rb" is a ``reader_class``, a
+    :class:`SpannedReader` (Python or native), whose span, open to close, is kept when it
+    is closed."""
 
     @functools.wraps(fn)
     def traced(self: Any, path: Any, mode: Any = default_mode, *args: Any,
@@ -213,7 +223,7 @@ def _spanned_reader_open(op: str, fn: Callable[..., Any], any_open: Callable[...
         start = perf_counter_ns()
         try:
             name = os_path(self, path)  # also the URL of its span (local files have no scheme)
-            f = build(name, SpannedReader)
+            f = build(name, reader_class)
         except BaseException:
             _failed(rec, st, self, op, start, path)
             raise
