@@ -89,6 +89,7 @@ OPS = [o.strip() for o in os.environ.get("PFIO_BENCH_CHECKPOINT_OPS", "").split(
 VARIANTS: dict[str, dict[str, object]] = {
     "md5": {"write_digest": "md5"},
     "16 MiB parts": {"mpu_chunksize": 16 * MIB},
+    "16 MiB parts 4 in flight": {"mpu_chunksize": 16 * MIB, "mpu_concurrency": 4},
     "32 MiB parts": {"mpu_chunksize": 32 * MIB},
     "4 in flight": {"mpu_concurrency": 4},
     "16 in flight": {"mpu_concurrency": 16},
