@@ -7,7 +7,7 @@ part of two chunks counts twice), so memory stays below ``max_inflight`` chunks 
 parts being filled and handed over. The first :attr:`S3Sink.GROW_AFTER` parts are of
 ``chunk_size``; the later ones of twice that, as a large object has fewer parts that way
 (each part costs the server work of its own: on Ceph RGW, parts of 16 MiB instead of 8 saved
-its CPU and made saves of 968 MiB 1.09x faster per round, median); the part
+its CPU and made saves of 968 MiB 1.08x faster per round, median); the part
 size doubles again after every 2,000 parts (so that the 10,000 parts S3 allows hold more
 than 100,000 chunks). Closing uploads the last part and completes the upload; an exception
 (or :meth:`abort`) aborts it, so nothing is published.
