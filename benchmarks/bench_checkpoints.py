@@ -13,11 +13,21 @@ disk, on the Ceph RADOS Gateway where one runs (else a moto server).
 
 The state is a model and its optimizer (tensors of 64 KiB to 4 MiB; ``SIZE_MIB`` in all,
 or ``PFIO_BENCH_CHECKPOINT_MIB``: a small state measures set-up more than transfer),
-every load checked tensor by tensor. Clients take turns for ``ROUNDS`` rounds; each figure
-is the median over the rounds (GB/s of state), with the spread (min-max) printed, and the
-client CPU time (user + system of this process, native threads included) per GiB. What is
-timed is the save or load alone (``with CLOCK:``): not the allocation of the state dict a
-DCP load fills (a model that exists already, its memory touched) nor the check.
+every load checked tensor by tensor. Every operation runs once on a 1 MiB state before
+anything is timed (what a process sets up once is no round's). Clients take turns for
+``ROUNDS`` rounds, in an order rotated every round (no client always first or last); the
+objects of a round are deleted before the next, and the gateway's garbage is collected
+(``radosgw-admin gc process --include-all``) before every save, so that no client pays for
+another's. Each figure is the median over the rounds (GB/s of state), with the spread
+(min-max) and every round's printed, and the CPU time per GiB of the client (user + system
+of this process, native threads included), of the gateway (its ``radosgw`` and ``ceph-osd``
+processes, from ``/proc``: on this machine they share the client's cores) and of the proxy
+below. What is timed is the save or load alone (``with CLOCK:``): not the allocation of the
+state dict a DCP load fills (a model that exists already, its memory touched) nor the check.
+
+``PFIO_BENCH_CHECKPOINT_OPS=save`` measures the saves alone; ``..._CLIENTS`` may name pfio's
+experimental settings (:data:`VARIANTS`: ``pfio md5 via proxy``, ``pfio 16 MiB parts via
+proxy``, ...), which are measured only then.
 
 Then, once per client and operation, a fresh process (after a warm-up save and load of a
 small state, so that what a process sets up once is not counted) runs the operation with
@@ -47,6 +57,8 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
 from urllib.request import urlopen
 
 import torch
@@ -69,6 +81,19 @@ GROUPS = [g.strip() for g in os.environ.get("PFIO_BENCH_CHECKPOINT_GROUPS", "").
 PROFILE = os.environ.get("PFIO_BENCH_CHECKPOINT_PROFILE", "1") != "0"
 CLIENTS = [c.strip() for c in os.environ.get("PFIO_BENCH_CHECKPOINT_CLIENTS", "").split(",")
            if c.strip()]
+#: the operations measured ("save", "load"; both if empty)
+OPS = [o.strip() for o in os.environ.get("PFIO_BENCH_CHECKPOINT_OPS", "").split(",")
+       if o.strip()]
+#: pfio's experimental settings: each is a client "pfio <name> via proxy", measured only
+#: when PFIO_BENCH_CHECKPOINT_CLIENTS names it
+VARIANTS: dict[str, dict[str, object]] = {
+    "md5": {"write_digest": "md5"},
+    "16 MiB parts": {"mpu_chunksize": 16 * MIB},
+    "16 MiB parts 4 in flight": {"mpu_chunksize": 16 * MIB, "mpu_concurrency": 4},
+    "32 MiB parts": {"mpu_chunksize": 32 * MIB},
+    "4 in flight": {"mpu_concurrency": 4},
+    "16 in flight": {"mpu_concurrency": 16},
+}
 REGION = "us-east-1"
 #: pfio's S3 options here: a read timeout as long as the other clients' (a gateway shared
 #: by a busy machine can be silent for more than pfio's default 10 s)
@@ -111,25 +136,42 @@ def _status_kib(field: str) -> int:
     raise LookupError(field)
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux ``/proc``; 0 when gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class Clock:
     """The wall and CPU seconds spent inside ``with CLOCK:`` since :meth:`reset` (what an
-    operation times), the time at each :meth:`mark`, and with ``track_memory`` the peak
-    rise of the resident set inside the first block."""
+    operation times), the CPU seconds of the processes in :attr:`watched` (name -> pids:
+    the gateway's daemons, the proxy) during those blocks, the time at each :meth:`mark`,
+    and with ``track_memory`` the peak rise of the resident set inside the first block."""
 
     def __init__(self) -> None:
         self.track_memory = False
+        self.watched: dict[str, list[int]] = {}
         self.reset()
 
     def reset(self) -> None:
         self.wall = self.cpu = 0.0
+        self.others = dict.fromkeys(self.watched, 0.0)
         self.marks: dict[str, float] = {}
         self.rss_rise: int | None = None
+
+    def _others_now(self) -> dict[str, float]:
+        return {name: sum(map(_cpu_seconds, pids)) for name, pids in self.watched.items()}
 
     def __enter__(self) -> Clock:
         if self.track_memory and self.rss_rise is None:
             self._rss = _status_kib("VmRSS")
             with open("/proc/self/clear_refs", "w") as f:
                 f.write("5")  # reset the peak resident set size (VmHWM)
+        self._others = self._others_now()
         self._wall, self._cpu = time.perf_counter(), time.process_time()
         return self
 
@@ -140,6 +182,8 @@ class Clock:
     def __exit__(self, *exc: object) -> None:
         self.wall += time.perf_counter() - self._wall
         self.cpu += time.process_time() - self._cpu
+        for name, seconds in self._others_now().items():
+            self.others[name] += seconds - self._others[name]
         if self.track_memory and self.rss_rise is None:
             self.rss_rise = (_status_kib("VmHWM") - self._rss) * 1024
 
@@ -217,9 +261,22 @@ def dcp_clients(state, template, bucket: str, endpoint: str, proxy: str, tmp: st
     return {"pfio": pfio_ops(f"pfio-dcp{threads}", {**OPTIONS, "endpoint": endpoint}),
             "pfio via proxy": pfio_ops(f"pfio-proxy-dcp{threads}",
                                        {**OPTIONS, "endpoint": proxy}),
+            **{f"pfio {name} via proxy": pfio_ops(f"pfio-{_slug(name)}-dcp{threads}",
+                                                  {**OPTIONS, **options, "endpoint": proxy})
+               for name, options in _variants()},
             "s3tc": (s3tc_save, s3tc_load),
             "local disk": (local_save, local_load),
             "raw GETs": (None, raw_load)}
+
+
+def _variants() -> list[tuple[str, dict[str, object]]]:
+    """The :data:`VARIANTS` that ``PFIO_BENCH_CHECKPOINT_CLIENTS`` names."""
+    return [(name, options) for name, options in VARIANTS.items()
+            if f"pfio {name} via proxy" in CLIENTS]
+
+
+def _slug(name: str) -> str:
+    return name.replace(" ", "-")
 
 
 def _raw_gets(bucket: str, prefix: str, endpoint: str, threads: int) -> Op:
@@ -291,10 +348,9 @@ def single_file_clients(state, bucket: str, endpoint: str, proxy: str,
     import boto3
     from s3torchconnector import S3Checkpoint, S3ClientConfig
 
-    def pfio_ops(key: str, url_endpoint: str) -> tuple[Op, Op]:
+    def pfio_ops(key: str, options: dict[str, object]) -> tuple[Op, Op]:
         # (checkpoints.save/load with the options: the same writer and reader)
         name = f"{tag}{key}"
-        options = {**OPTIONS, "endpoint": url_endpoint}
 
         def save() -> None:
             with CLOCK, from_url(f"s3://{bucket}", **options) as fs, fs.open(name, "wb") as f:
@@ -351,8 +407,11 @@ def single_file_clients(state, bucket: str, endpoint: str, proxy: str,
             loaded = torch.load(local)
         _check(loaded, state)
 
-    return {"pfio": pfio_ops("pfio-single.pt", endpoint),
-            "pfio via proxy": pfio_ops("pfio-proxy-single.pt", proxy),
+    return {"pfio": pfio_ops("pfio-single.pt", {**OPTIONS, "endpoint": endpoint}),
+            "pfio via proxy": pfio_ops("pfio-proxy-single.pt", {**OPTIONS, "endpoint": proxy}),
+            **{f"pfio {name} via proxy": pfio_ops(f"pfio-{_slug(name)}-single.pt",
+                                                  {**OPTIONS, **options, "endpoint": proxy})
+               for name, options in _variants()},
             "s3tc": (s3tc_save, s3tc_load), "boto3": (boto3_save, boto3_load),
             "local disk": (local_save, local_load)}
 
@@ -376,14 +435,23 @@ def all_clients(size_mib: int, bucket: str, endpoint: str, proxy: str, tmp: str,
 
 # -- measuring -------------------------------------------------------------------------------
 
-#: one operation's figures: GB/s, CPU s/GiB, and the seconds to return (async saves)
-Figures = tuple[float, float, float | None]
+class Figures(NamedTuple):
+    """One operation's figures."""
+
+    rate: float  # GB/s of state
+    cpu: float  # this process's CPU s/GiB
+    returned: float | None  # the seconds to return (async saves)
+    #: CPU s/GiB of the gateway's daemons (radosgw and ceph-osd), of the proxy
+    gateway: float | None
+    proxy: float | None
+
+
 Found = dict[tuple[str, str, str], list[Figures]]
 
 
-def _timed(op: Op) -> tuple[float, float, float | None]:
-    """(wall seconds, CPU seconds of this process, seconds to return) of ``op``'s timed
-    part; tried once more when it fails (a busy shared gateway), the failure printed."""
+def _timed(op: Op, gib: float) -> Figures:
+    """The figures of ``op``'s timed part, for a state of ``gib``; tried once more when
+    it fails (a busy shared gateway), the failure printed."""
     for attempt in (1, 2):
         CLOCK.reset()
         try:
@@ -395,7 +463,10 @@ def _timed(op: Op) -> tuple[float, float, float | None]:
                 raise
             continue
         break
-    return CLOCK.wall, CLOCK.cpu, CLOCK.marks.get("return")
+    gateway, proxy = CLOCK.others.get("gateway"), CLOCK.others.get("proxy")
+    return Figures(gib * (1 << 30) / 1e9 / CLOCK.wall, CLOCK.cpu / gib, CLOCK.marks.get("return"),
+                   None if gateway is None else gateway / gib,
+                   None if proxy is None else proxy / gib)
 
 
 def empty_bucket(bucket: str, endpoint: str) -> None:
@@ -410,28 +481,79 @@ def empty_bucket(bucket: str, endpoint: str) -> None:
             client.delete_objects(Bucket=bucket, Delete={"Objects": keys})
 
 
-def measure(groups: Groups, rounds: int, gib: float,
-            done: Callable[[], None] = lambda: None) -> Found:
+def warm_up(groups: Groups) -> None:
+    """Run every operation once, untimed (``groups`` of a small state): what a process
+    sets up once (imports, connections, the probe of an endpoint) is no round's."""
+    for clients in groups.values():
+        for ops in clients.values():
+            for op in ops:
+                if op is not None:
+                    op()
+
+
+def _ceph_dir() -> Path | None:
+    """The directory of the Ceph cluster whose gateway is measured (``scripts/ceph-rgw.sh``:
+    the one of the file ``PFIO_CEPH_ENV``), None when there is none."""
+    directory = Path(os.environ.get("PFIO_CEPH_ENV", "/tmp/pfio-ceph/env")).parent
+    return directory if (directory / "ceph.conf").exists() else None
+
+
+def gateway_pids() -> list[int]:
+    """The process ids of the gateway's radosgw and ceph-osd daemons (none off Ceph)."""
+    directory = _ceph_dir()
+    if directory is None:
+        return []
+    return [int(path.read_text()) for pattern in ("client.rgw.*.pid", "osd.*.pid")
+            for path in (directory / "run").glob(pattern)]
+
+
+def collect_garbage() -> None:
+    """Run the gateway's garbage collection now (what deletes and overwrites left), so that
+    no client's save pays for what another's left; nothing off Ceph."""
+    directory = _ceph_dir()
+    if directory is None:
+        return
+    answer = subprocess.run(["radosgw-admin", "-c", str(directory / "ceph.conf"), "gc",
+                             "process", "--include-all"], capture_output=True, text=True,
+                            timeout=300)
+    if answer.returncode:
+        print(f"the gateway's garbage collection failed: {answer.stderr[-500:]}",
+              file=sys.stderr, flush=True)
+
+
+def measure(groups: Groups, rounds: int, gib: float, done: Callable[[], None] = lambda: None,
+            before_save: Callable[[], None] = lambda: None) -> Found:
     """(group, client, "save"|"load") -> [figures] per round. Group by group, in each round
     the clients save in turn, then load in turn, in an order rotated every round (so that
     no client always follows its own save, or the same neighbour, on the gateway); ``done``
-    is called after each group."""
+    is called after each group and before each round but the first (the objects of the
+    round before go), ``before_save`` before each save (the gateway's garbage of the client
+    before is collected: no client pays for another's)."""
     found: Found = {}
+    operations = [(what, index) for what, index in (("save", 0), ("load", 1))
+                  if not OPS or what in OPS]
     for group, clients in groups.items():
         for turn in range(rounds):
+            if turn:
+                done()
             names = list(clients)
             names = names[turn % len(names):] + names[:turn % len(names)]
-            for what, index in (("save", 0), ("load", 1)):
+            print(f"{group}, round {turn + 1}: {', '.join(names)}", file=sys.stderr,
+                  flush=True)
+            for what, index in operations:
                 for name in names:
                     op = clients[name][index]
                     if op is None:
                         continue
+                    if what == "save":
+                        before_save()
                     try:
-                        wall, cpu, returned = _timed(op)
+                        figures = _timed(op, gib)
                     except Exception:  # noqa: BLE001 - printed by _timed; the others go on
                         continue
-                    found.setdefault((group, name, what), []).append(
-                        (gib * (1 << 30) / 1e9 / wall, cpu / gib, returned))
+                    print(f"  {name} {what}: {figures.rate:.3f} GB/s", file=sys.stderr,
+                          flush=True)
+                    found.setdefault((group, name, what), []).append(figures)
         done()
     return found
 
@@ -510,35 +632,43 @@ def rows_of(found: Found, server: str) -> list[Row]:
             ours = found[(group, ours_name, what)]
             theirs = found[(group, baseline, what)]
             rows.append(Row(f"checkpoints ({server})", f"{group} {what} ({ours_name})",
-                            statistics.median(g for g, _, _ in ours), baseline,
-                            statistics.median(g for g, _, _ in theirs), target, unit="GB/s"))
-            if ours[0][2] is not None:
+                            statistics.median(f.rate for f in ours), baseline,
+                            statistics.median(f.rate for f in theirs), target, unit="GB/s"))
+            if ours[0].returned is not None:
                 rows.append(Row(f"checkpoints ({server})",
                                 f"{group} time to return ({ours_name})",
-                                statistics.median(r for _, _, r in ours), baseline,
-                                statistics.median(r for _, _, r in theirs), None,
+                                statistics.median(f.returned or 0.0 for f in ours), baseline,
+                                statistics.median(f.returned or 0.0 for f in theirs), None,
                                 higher_is_better=False, unit="s"))
     return rows
 
 
 def report(found: Found, profiled: dict[tuple[str, str, str], dict[str, int]]) -> None:
-    """Print every client's median GB/s with its spread, CPU s/GiB, the time to return of
-    async saves, and the profile (peak RSS rise, requests) of each operation."""
-    print("| group | client | op | GB/s median | min-max | CPU s/GiB median | return s "
-          "(min-max) | extra RSS MiB | requests |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---|")
+    """Print every client's median GB/s with its spread and each round's, the CPU s/GiB
+    of the client, the gateway and the proxy (median), the time to return of async saves,
+    and the profile (peak RSS rise, requests) of each operation."""
+    print("| group | client | op | GB/s median | min-max | per round | CPU s/GiB: client, "
+          "gateway, proxy | return s (min-max) | extra RSS MiB | requests |")
+    print("|---|---|---|---:|---:|---|---:|---:|---:|---|")
     for (group, name, what), values in found.items():
-        rates = sorted(g for g, _, _ in values)
-        cpus = [c for _, c, _ in values]
-        returns = sorted(r for _, _, r in values if r is not None)
+        rates = sorted(f.rate for f in values)
+        rounds = ", ".join(f"{f.rate:.3f}" for f in values)
+        cpus = ", ".join(_median_of([getattr(f, field) for f in values])
+                         for field in ("cpu", "gateway", "proxy"))
+        returns = sorted(f.returned for f in values if f.returned is not None)
         back = (f"{statistics.median(returns):.3f} ({returns[0]:.3f}-{returns[-1]:.3f})"
                 if returns else "")
         seen = profiled.get((group, "pfio" if name == "pfio via proxy" else name, what), {})
         rss = f"{seen['rss'] / MIB:.0f}" if "rss" in seen else ""
         requests = ", ".join(f"{n} {m}" for m, n in sorted(seen.items()) if m != "rss")
         print(f"| {group} | {name} | {what} | {statistics.median(rates):.3f} | "
-              f"{rates[0]:.3f}-{rates[-1]:.3f} | {statistics.median(cpus):.2f} | {back} | "
+              f"{rates[0]:.3f}-{rates[-1]:.3f} | {rounds} | {cpus} | {back} | "
               f"{rss} | {requests} |")
+
+
+def _median_of(values: list[float | None]) -> str:
+    known = [v for v in values if v is not None]
+    return f"{statistics.median(known):.2f}" if known else "-"
 
 
 def run(quick: bool) -> list[Row]:
@@ -555,7 +685,15 @@ def run(quick: bool) -> list[Row]:
                   f"{os.cpu_count()} CPUs (shared)", flush=True)
             began = time.perf_counter()
             endpoint = settings["S3_ENDPOINT"]
-            found = measure(groups, rounds, gib, lambda: empty_bucket(bucket, endpoint))
+            warm_up(all_clients(1, bucket, endpoint, proxy.endpoint, tmp, "warm-up-")[0])
+            empty_bucket(bucket, endpoint)
+            CLOCK.watched = {"gateway": gateway_pids(), "proxy": [proxy.pid]}
+
+            def clean() -> None:
+                empty_bucket(bucket, endpoint)
+                collect_garbage()
+            found = measure(groups, rounds, gib, clean, collect_garbage)
+            CLOCK.watched = {}
             print(f"measured in {time.perf_counter() - began:.0f} s", file=sys.stderr,
                   flush=True)
             profiled = {} if quick or not PROFILE else profile(size, bucket, proxy, tmp, groups,

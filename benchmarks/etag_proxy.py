@@ -111,6 +111,7 @@ class ETagProxyProcess:
     def __init__(self, upstream: str) -> None:
         self._upstream = upstream
         self.endpoint = ""
+        self.pid = 0
 
     def __enter__(self) -> ETagProxyProcess:
         self._process = subprocess.Popen([sys.executable, __file__, self._upstream],
@@ -121,6 +122,7 @@ class ETagProxyProcess:
         if not self.endpoint:
             self._process.wait()
             raise RuntimeError(f"the proxy to {self._upstream} did not start")
+        self.pid = self._process.pid
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -72,9 +72,11 @@ class S3(S3Operations, FS):
             files, instance roles) finds them. Environment variables in the key id and
             the secret (``$NAME``, ``${NAME}``) are expanded, as PFIO 2.x did.
         mpu_chunksize: writes up to this size are one PUT; larger ones are multipart
-            uploads with parts of this size.
-        mpu_concurrency: parts of one upload in flight at once; a writer holds at most
-            ``(mpu_concurrency + 2) * mpu_chunksize`` bytes.
+            uploads with 8 parts of this size, then parts of twice this size (fewer parts
+            for a large object: each costs the server work of its own).
+        mpu_concurrency: ``mpu_chunksize`` chunks of one upload in flight at once (a part
+            of two counts twice); a writer holds at most ``mpu_concurrency`` chunks and two
+            parts being filled and handed over.
         buffering: the block size of reads (read-ahead blocks; default 16 MiB). As in
             PFIO 2.x, ``open(path, "rb")`` returns an ``io.BufferedReader``, and with
             ``buffering=0`` (here or in ``open``) a raw file: both read through one

