@@ -148,65 +148,28 @@ def _open(cls: type, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     rec: Recorder | None = hook._recorder
     if local is None or rec is None or rec.slow:  # (torch marks: every call the long way)
         return any_open
-    # the hottest path of all, a local file opened "rb", has one wrapper per detail level,
-    # chosen here (:func:`reinstall` chooses again when the level changes)
-    make = _spanned_reader_open if rec.spans else _counted_reader_open
     scheme = cls.scheme or cls.__name__.lower()  # type: ignore[attr-defined]  # an FS class  # as _scheme() names the class's instances
     default_mode = inspect.signature(fn).parameters["mode"].default  # "r", as fn's own
     os_path, build = local
     if extension.EXTENSION is None:
         reader_class: type[Any] = SpannedReader if rec.spans else CountedReader
-        return make(op, fn, any_open, scheme, default_mode, os_path, build, reader_class)
+        return _reader_open(op, fn, any_open, scheme, default_mode, os_path, build,
+                            reader_class, rec.spans)
     from . import native  # (imports only where the extension was built)
 
-    slow = make(op, fn, any_open, scheme, default_mode, os_path, build, native.CountedReader)
+    slow = _reader_open(op, fn, any_open, scheme, default_mode, os_path, build,
+                        native.CountedReader, rec.spans)
     # the fast path in C; the other calls to ``slow``
     return native.reader_open(fn, slow, op, scheme, os_path, build, rec.spans, _failed)
 
 
-def _counted_reader_open(op: str, fn: Callable[..., Any], any_open: Callable[..., Any],
-                         scheme: str, default_mode: str, os_path: Any, build: Any,
-                         reader_class: type[Any]) -> Callable[..., Any]:
-    """``open`` at the ``metrics`` level: a file opened "rb" is a ``reader_class``, a
-    :class:`CountedReader` (Python or native)."""
-
-    @functools.wraps(fn)
-    def traced(self: Any, path: Any, mode: Any = default_mode, *args: Any,
-               **kwargs: Any) -> Any:
-        rec: Recorder | None = hook._recorder
-        if mode != "rb" or args or kwargs or rec is None:
-            return any_open(self, path, mode, *args, **kwargs)
-        try:
-            st = rec.tls.state
-        except AttributeError:
-            st = rec.state()
-        if st.depth:
-            return fn(self, path, mode)
-        start = perf_counter_ns()
-        try:
-            f = build(os_path(self, path), reader_class)
-        except BaseException:
-            _failed(rec, st, self, op, start, path)
-            raise
-        ns = perf_counter_ns() - start
-        try:
-            raw, opens, f._rs = st.readers[scheme]
-        except KeyError:
-            raw, opens, f._rs = st.reader_stats(scheme)
-        raw.append(ns)  # no retries to add: building the reader sends no request
-        if len(raw) >= RAW_LIMIT:
-            opens.compact()
-        return f
-
-    return traced
-
-
-def _spanned_reader_open(op: str, fn: Callable[..., Any], any_open: Callable[..., Any],
-                         scheme: str, default_mode: str, os_path: Any, build: Any,
-                         reader_class: type[Any]) -> Callable[..., Any]:
-    """``open`` at the ``spans`` level: a file opened "rb" is a ``reader_class``, a
-    :class:`SpannedReader` (Python or native), whose span, open to close, is kept when it
-    is closed."""
+def _reader_open(op: str, fn: Callable[..., Any], any_open: Callable[..., Any], scheme: str,
+                 default_mode: str, os_path: Any, build: Any, reader_class: type[Any],
+                 spans: bool) -> Callable[..., Any]:
+    """``open`` for a local file opened "rb": a ``reader_class`` (Python or native) that
+    counts its own reads; with ``spans``, one whose span, open to close, is kept when it is
+    closed. (The C extension's wrapper takes the common call; this one the rest, or all of
+    them where the extension was not built.)"""
 
     @functools.wraps(fn)
     def traced(self: Any, path: Any, mode: Any = default_mode, *args: Any,
@@ -232,14 +195,15 @@ def _spanned_reader_open(op: str, fn: Callable[..., Any], any_open: Callable[...
             raw, opens, f._rs = st.readers[scheme]
         except KeyError:
             raw, opens, f._rs = st.reader_stats(scheme)
-        raw.append(ns)
+        raw.append(ns)  # no retries to add: building the reader sends no request
         if len(raw) >= RAW_LIMIT:
             opens.compact()
-        f._st = st  # (one statement each: a tuple assignment would build a tuple)
-        f._scheme = scheme
-        f._url = name
-        f._opened = start
-        f._reads = f._read_bytes = f._read_ns = 0
+        if spans:
+            f._st = st  # (one statement each: a tuple assignment would build a tuple)
+            f._scheme = scheme
+            f._url = name
+            f._opened = start
+            f._reads = f._read_bytes = f._read_ns = 0
         return f
 
     return traced
